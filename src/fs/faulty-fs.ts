@@ -1,0 +1,186 @@
+/**
+ * FaultyFileSystem: wraps a FileSystem and fails chosen operations, for tests of error paths
+ * (disk full, EIO, a torn append). A fault names the operations it applies to, an optional path
+ * pattern, and how many matching calls succeed first; it then fails the next matching call (and,
+ * when `sticky`, every later one). An `append` fault with `partial: true` writes the first half
+ * of the data before failing, as a torn write would.
+ */
+import { ioError, type SieveError } from '../errors.js';
+import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './file-system.js';
+
+export type FsOperation =
+  | 'create'
+  | 'openAppendable'
+  | 'openReadable'
+  | 'readFile'
+  | 'read'
+  | 'append'
+  | 'sync'
+  | 'rename'
+  | 'remove'
+  | 'syncDir'
+  | 'mkdir'
+  | 'list'
+  | 'lock';
+
+export interface Fault {
+  /** Operations the fault counts and fails; all when omitted. */
+  ops?: readonly FsOperation[];
+  /** Only calls on paths matching this pattern count. */
+  path?: RegExp;
+  /** Matching calls that succeed before the first failure. @defaultValue 0 */
+  after?: number;
+  /** Keep failing every matching call after the first failure. @defaultValue false */
+  sticky?: boolean;
+  /** The errno reported. @defaultValue 'EIO' */
+  errno?: string;
+  /** For `append`: write half the bytes, then fail. @defaultValue false */
+  partial?: boolean;
+}
+
+interface ArmedFault extends Fault {
+  seen: number;
+  fired: boolean;
+}
+
+export class FaultyFileSystem implements FileSystem {
+  #faults: ArmedFault[] = [];
+  /** Every failure injected so far, oldest first. */
+  readonly injected: { op: FsOperation; path: string }[] = [];
+
+  constructor(readonly inner: FileSystem) {}
+
+  /** Arms a fault; returns a function that disarms it. */
+  inject(fault: Fault): () => void {
+    const armed: ArmedFault = { ...fault, seen: 0, fired: false };
+    this.#faults.push(armed);
+    return () => {
+      this.#faults = this.#faults.filter((f) => f !== armed);
+    };
+  }
+
+  clearFaults(): void {
+    this.#faults = [];
+  }
+
+  /** Returns the fault that fires for this call, if any (counting the call against each fault). */
+  #check(op: FsOperation, path: string): ArmedFault | undefined {
+    let firing: ArmedFault | undefined;
+    for (const fault of this.#faults) {
+      if (fault.ops !== undefined && !fault.ops.includes(op)) continue;
+      if (fault.path !== undefined && !fault.path.test(path)) continue;
+      const index = fault.seen++;
+      if ((fault.fired && fault.sticky) || (!fault.fired && index >= (fault.after ?? 0))) {
+        fault.fired = true;
+        firing ??= fault;
+      }
+    }
+    if (firing !== undefined) this.injected.push({ op, path });
+    return firing;
+  }
+
+  #error(op: FsOperation, path: string, fault: ArmedFault): SieveError {
+    const errno = fault.errno ?? 'EIO';
+    const cause = Object.assign(new Error(`${errno}: injected fault, ${op} '${path}'`), { code: errno });
+    return ioError(`${op} failed: ${errno} (injected)`, { file: path, cause });
+  }
+
+  #guard(op: FsOperation, path: string): void {
+    const fault = this.#check(op, path);
+    if (fault !== undefined) throw this.#error(op, path, fault);
+  }
+
+  #wrapWritable(path: string, file: WritableFile): WritableFile {
+    const fs = this;
+    return {
+      get size() {
+        return file.size;
+      },
+      append(data: Uint8Array, start = 0, end = data.length): void {
+        const fault = fs.#check('append', path);
+        if (fault !== undefined) {
+          if (fault.partial) file.append(data, start, start + ((end - start) >> 1));
+          throw fs.#error('append', path, fault);
+        }
+        file.append(data, start, end);
+      },
+      sync(): void {
+        fs.#guard('sync', path);
+        file.sync();
+      },
+      syncAsync(): Promise<void> {
+        const fault = fs.#check('sync', path);
+        return fault !== undefined ? Promise.reject(fs.#error('sync', path, fault)) : file.syncAsync();
+      },
+      close(): void {
+        file.close();
+      },
+    };
+  }
+
+  createWritable(path: string): WritableFile {
+    this.#guard('create', path);
+    return this.#wrapWritable(path, this.inner.createWritable(path));
+  }
+
+  openAppendable(path: string): WritableFile {
+    this.#guard('openAppendable', path);
+    return this.#wrapWritable(path, this.inner.openAppendable(path));
+  }
+
+  openReadable(path: string): RandomAccessFile {
+    this.#guard('openReadable', path);
+    const file = this.inner.openReadable(path);
+    return {
+      size: file.size,
+      readAt: (buf, bufOffset, length, position) => {
+        this.#guard('read', path);
+        return file.readAt(buf, bufOffset, length, position);
+      },
+      close: () => file.close(),
+    };
+  }
+
+  readFile(path: string): Uint8Array {
+    this.#guard('readFile', path);
+    return this.inner.readFile(path);
+  }
+
+  exists(path: string): boolean {
+    return this.inner.exists(path);
+  }
+
+  size(path: string): number {
+    return this.inner.size(path);
+  }
+
+  list(dir: string): string[] {
+    this.#guard('list', dir);
+    return this.inner.list(dir);
+  }
+
+  mkdir(dir: string): void {
+    this.#guard('mkdir', dir);
+    this.inner.mkdir(dir);
+  }
+
+  rename(from: string, to: string): void {
+    this.#guard('rename', from);
+    this.inner.rename(from, to);
+  }
+
+  remove(path: string): void {
+    this.#guard('remove', path);
+    this.inner.remove(path);
+  }
+
+  syncDir(dir: string): void {
+    this.#guard('syncDir', dir);
+    this.inner.syncDir(dir);
+  }
+
+  lock(path: string): FileLock {
+    this.#guard('lock', path);
+    return this.inner.lock(path);
+  }
+}

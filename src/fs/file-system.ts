@@ -1,0 +1,92 @@
+/**
+ * The FileSystem seam: every byte sievekv reads or writes goes through this interface, so tests
+ * can run the database on memory, simulate a crash (MemFileSystem.crashClone) or inject faults
+ * (FaultyFileSystem). Implementations: NodeFileSystem (real files), MemFileSystem, FaultyFileSystem.
+ *
+ * The interface is synchronous on purpose: the database core is synchronous (reads are served
+ * from the page cache in about a microsecond and a promise per call would cost more than the
+ * read). The one slow call, `sync`, also has an asynchronous form so that group commit can keep
+ * accepting writes while a batch of them is being made durable.
+ *
+ * Paths are plain strings joined with node:path. Errors: implementations throw SieveError
+ * IO_ERROR (with the OS error as `cause`) for I/O failures and LOCKED from `lock`; a missing file
+ * is IO_ERROR with `cause.code === 'ENOENT'` (see `isNotFound`).
+ */
+
+export interface FileSystem {
+  /** Creates (or truncates) `path` for appending. */
+  createWritable(path: string): WritableFile;
+  /** Opens an existing file for appending at its end (used to reuse a log). */
+  openAppendable(path: string): WritableFile;
+  /** Opens an existing file for positional reads. */
+  openReadable(path: string): RandomAccessFile;
+  /** The whole content of a (small) file: CURRENT, a MANIFEST, a log being replayed. Owned. */
+  readFile(path: string): Uint8Array;
+  exists(path: string): boolean;
+  /** File size in bytes. */
+  size(path: string): number;
+  /** Names (not paths) of the entries in `dir`, in no particular order. */
+  list(dir: string): string[];
+  /** Creates `dir` and its parents if missing. */
+  mkdir(dir: string): void;
+  /** Atomically replaces `to` with `from` (POSIX rename). Durable after `syncDir`. */
+  rename(from: string, to: string): void;
+  /** Removes a file; a missing file is not an error. */
+  remove(path: string): void;
+  /** Makes the directory's entries (creations, renames, removals) durable. */
+  syncDir(dir: string): void;
+  /**
+   * Takes the exclusive lock on `path` for this process: throws SieveError LOCKED if another
+   * open database (in this process or another live one) holds it. A lock left by a process that
+   * no longer exists is taken over.
+   */
+  lock(path: string): FileLock;
+}
+
+/** An append-only file. Legal call order: `append`* then `sync`/`syncAsync` any time, `close` once. */
+export interface WritableFile {
+  /** Appends `data[start, end)` (default: all of it). The bytes are copied before return. */
+  append(data: Uint8Array, start?: number, end?: number): void;
+  /** Makes every appended byte durable (fdatasync). */
+  sync(): void;
+  /** As `sync`, without blocking the thread. Appends made meanwhile may or may not be covered. */
+  syncAsync(): Promise<void>;
+  /** Bytes appended since creation (or the size at open, plus appends). */
+  readonly size: number;
+  close(): void;
+}
+
+/** A file read at arbitrary offsets. Safe to share between readers on one thread. */
+export interface RandomAccessFile {
+  /**
+   * Reads up to `length` bytes at `position` into `buf[bufOffset, …)` and returns the count read,
+   * which is less than `length` only at the end of the file.
+   */
+  readAt(buf: Uint8Array, bufOffset: number, length: number, position: number): number;
+  /** The file's size when it was opened. */
+  readonly size: number;
+  close(): void;
+}
+
+export interface FileLock {
+  /** Releases the lock; idempotent. */
+  release(): void;
+}
+
+/** True if `err` reports a missing file (from any FileSystem implementation). */
+export function isNotFound(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
+  return (err as { code?: unknown } | null)?.code === 'ENOENT' || cause?.code === 'ENOENT';
+}
+
+/** Reads exactly `length` bytes at `position` or returns the short count (see readAt). */
+export function readFully(file: RandomAccessFile, position: number, length: number): Uint8Array {
+  const buf = new Uint8Array(length);
+  let done = 0;
+  while (done < length) {
+    const n = file.readAt(buf, done, length - done, position + done);
+    if (n === 0) return buf.subarray(0, done);
+    done += n;
+  }
+  return buf;
+}

@@ -1,0 +1,267 @@
+/**
+ * NodeFileSystem: the FileSystem seam over node:fs, synchronous calls throughout (see
+ * file-system.ts for why). Every OS error becomes SieveError IO_ERROR with the OS error as cause.
+ *
+ * Locking. Node has no fcntl/flock, so the lock is a file created with O_EXCL holding the owner's
+ * pid (`<path>` is LevelDB's LOCK name; the pid file is `<path>.pid`). A live pid — or this
+ * process, while another of its databases holds the lock — means LOCKED; the pid of a process
+ * that no longer exists means a crash left it behind, and the lock is taken over. LevelDB's own
+ * `LOCK` file is created empty beside it so that LevelDB still finds the file it expects. Limits:
+ * LevelDB's fcntl lock is invisible from here (do not open one directory with LevelDB and
+ * sievekv at once), and two processes taking over the same stale lock in the same instant can
+ * both succeed.
+ */
+import * as fs from 'node:fs';
+import { resolve } from 'node:path';
+import { ioError, SieveError, ErrorCode } from '../errors.js';
+import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './file-system.js';
+
+function wrap(op: string, path: string, err: unknown): SieveError {
+  const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
+  return ioError(`${op} failed: ${code}`, { file: path, cause: err });
+}
+
+class NodeWritableFile implements WritableFile {
+  #fd: number;
+  #size: number;
+  #closed = false;
+
+  constructor(
+    readonly path: string,
+    fd: number,
+    size: number,
+  ) {
+    this.#fd = fd;
+    this.#size = size;
+  }
+
+  get size(): number {
+    return this.#size;
+  }
+
+  append(data: Uint8Array, start = 0, end = data.length): void {
+    let offset = start;
+    try {
+      while (offset < end) offset += fs.writeSync(this.#fd, data, offset, end - offset);
+    } catch (err) {
+      throw wrap('append', this.path, err);
+    } finally {
+      this.#size += offset - start;
+    }
+  }
+
+  sync(): void {
+    try {
+      fs.fdatasyncSync(this.#fd);
+    } catch (err) {
+      throw wrap('sync', this.path, err);
+    }
+  }
+
+  syncAsync(): Promise<void> {
+    return new Promise((resolvePromise, reject) => {
+      fs.fdatasync(this.#fd, (err) => (err ? reject(wrap('sync', this.path, err)) : resolvePromise()));
+    });
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      fs.closeSync(this.#fd);
+    } catch (err) {
+      throw wrap('close', this.path, err);
+    }
+  }
+}
+
+class NodeRandomAccessFile implements RandomAccessFile {
+  #fd: number;
+  #closed = false;
+
+  constructor(
+    readonly path: string,
+    fd: number,
+    readonly size: number,
+  ) {
+    this.#fd = fd;
+  }
+
+  readAt(buf: Uint8Array, bufOffset: number, length: number, position: number): number {
+    try {
+      return fs.readSync(this.#fd, buf, bufOffset, length, position);
+    } catch (err) {
+      throw wrap('read', this.path, err);
+    }
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      fs.closeSync(this.#fd);
+    } catch (err) {
+      throw wrap('close', this.path, err);
+    }
+  }
+}
+
+/** Locks held by this process, by absolute path: a second open in-process must see LOCKED. */
+const heldLocks = new Set<string>();
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export class NodeFileSystem implements FileSystem {
+  createWritable(path: string): WritableFile {
+    try {
+      return new NodeWritableFile(path, fs.openSync(path, 'w'), 0);
+    } catch (err) {
+      throw wrap('create', path, err);
+    }
+  }
+
+  openAppendable(path: string): WritableFile {
+    try {
+      const fd = fs.openSync(path, 'a');
+      return new NodeWritableFile(path, fd, fs.fstatSync(fd).size);
+    } catch (err) {
+      throw wrap('open', path, err);
+    }
+  }
+
+  openReadable(path: string): RandomAccessFile {
+    try {
+      const fd = fs.openSync(path, 'r');
+      return new NodeRandomAccessFile(path, fd, fs.fstatSync(fd).size);
+    } catch (err) {
+      throw wrap('open', path, err);
+    }
+  }
+
+  readFile(path: string): Uint8Array {
+    try {
+      return fs.readFileSync(path);
+    } catch (err) {
+      throw wrap('read', path, err);
+    }
+  }
+
+  exists(path: string): boolean {
+    return fs.existsSync(path);
+  }
+
+  size(path: string): number {
+    try {
+      return fs.statSync(path).size;
+    } catch (err) {
+      throw wrap('stat', path, err);
+    }
+  }
+
+  list(dir: string): string[] {
+    try {
+      return fs.readdirSync(dir);
+    } catch (err) {
+      throw wrap('list', dir, err);
+    }
+  }
+
+  mkdir(dir: string): void {
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+    } catch (err) {
+      throw wrap('mkdir', dir, err);
+    }
+  }
+
+  rename(from: string, to: string): void {
+    try {
+      fs.renameSync(from, to);
+    } catch (err) {
+      throw wrap('rename', from, err);
+    }
+  }
+
+  remove(path: string): void {
+    try {
+      fs.rmSync(path, { force: true });
+    } catch (err) {
+      throw wrap('remove', path, err);
+    }
+  }
+
+  syncDir(dir: string): void {
+    let fd: number | undefined;
+    try {
+      fd = fs.openSync(dir, 'r');
+      fs.fsyncSync(fd);
+    } catch (err) {
+      throw wrap('sync directory', dir, err);
+    } finally {
+      if (fd !== undefined) fs.closeSync(fd);
+    }
+  }
+
+  lock(path: string): FileLock {
+    const key = resolve(path);
+    if (heldLocks.has(key)) {
+      throw new SieveError(ErrorCode.LOCKED, 'the database is already open in this process', { file: path });
+    }
+    const pidPath = `${path}.pid`;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const fd = fs.openSync(pidPath, 'wx');
+        try {
+          fs.writeSync(fd, `${process.pid}\n`);
+        } finally {
+          fs.closeSync(fd);
+        }
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw wrap('lock', pidPath, err);
+        const owner = readPid(pidPath);
+        if (attempt === 0 && (owner === undefined || owner === process.pid || !processIsAlive(owner))) {
+          // Left by a crashed process (or by this one, before a crash in a test harness that
+          // reuses pids): take it over. Only one retry, so a live racer cannot make us spin.
+          fs.rmSync(pidPath, { force: true });
+          continue;
+        }
+        throw new SieveError(ErrorCode.LOCKED, `the database is locked by process ${owner ?? 'unknown'}`, {
+          file: path,
+        });
+      }
+    }
+    try {
+      fs.closeSync(fs.openSync(path, 'a')); // LevelDB's LOCK file, empty, for LevelDB's sake.
+    } catch (err) {
+      fs.rmSync(pidPath, { force: true });
+      throw wrap('lock', path, err);
+    }
+    heldLocks.add(key);
+    let released = false;
+    return {
+      release(): void {
+        if (released) return;
+        released = true;
+        heldLocks.delete(key);
+        fs.rmSync(pidPath, { force: true });
+      },
+    };
+  }
+}
+
+function readPid(path: string): number | undefined {
+  try {
+    const pid = Number.parseInt(fs.readFileSync(path, 'utf8').trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
