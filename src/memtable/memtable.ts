@@ -1,0 +1,173 @@
+/**
+ * MemTable: the newest writes, in memory, ordered by internal key (user key ascending, sequence
+ * descending) in a skiplist. Owned by the database's JavaScript thread; becomes immutable (no
+ * more `add`) when it is full and is then flushed to a level-0 table.
+ *
+ * Bytes: keys and values are copied into the skiplist's arena on `add`, so the caller may reuse
+ * its buffers and the memtable makes no object per entry (see skiplist.ts for the layout).
+ * Everything the memtable returns (values, iterator keys) is owned by it and stays valid for the
+ * memtable's lifetime: it never mutates what it has stored.
+ *
+ * Misses: a small Bloom filter over the user keys (LevelDB's hash, as RocksDB's memtable bloom)
+ * answers most lookups of absent keys without walking the skiplist.
+ */
+import { levelDBHash } from '../filter/leveldb-hash.js';
+import { SkipList } from './skiplist.js';
+
+/** Persisted in every internal key and WAL record: never renumber. */
+export const ValueType = { DELETION: 0, VALUE: 1 } as const;
+export type ValueType = (typeof ValueType)[keyof typeof ValueType];
+
+/** Result of `MemTable.get`. */
+export const Lookup = {
+  /** The memtable holds nothing for the key at that sequence: look further down. */
+  NOT_FOUND: 0,
+  /** The newest visible entry is a value: `memtable.foundValue`. */
+  FOUND: 1,
+  /** The newest visible entry is a deletion: the key is absent, look no further. */
+  DELETED: 2,
+} as const;
+export type Lookup = (typeof Lookup)[keyof typeof Lookup];
+
+const EMPTY = new Uint8Array(0);
+/** The hash seed for the memtable bloom (LevelDB's bloom seed, so a key's hash can be shared). */
+export const MEMTABLE_BLOOM_SEED = 0xbc9f1d34;
+const BLOOM_PROBES = 6;
+
+export interface MemTableOptions {
+  /**
+   * Bits of the in-memory Bloom filter over user keys; 0 disables it. Sized by the caller from
+   * the write buffer size (≈ 10 bits per expected entry).
+   * @defaultValue 0
+   */
+  bloomBits?: number;
+  /** Initial arena size; it doubles as needed. Size it near the write buffer to avoid copies. */
+  initialArenaBytes?: number;
+}
+
+export class MemTable {
+  readonly #list: SkipList;
+  readonly #bloom: Uint32Array | null;
+  readonly #bloomBits: number;
+  /** The value found by the last `get` that returned FOUND. Owned by the memtable. */
+  foundValue: Uint8Array = EMPTY;
+
+  constructor(options: MemTableOptions = {}) {
+    this.#list = new SkipList(options.initialArenaBytes);
+    const bits = options.bloomBits ?? 0;
+    this.#bloomBits = bits > 0 ? Math.max(64, (bits + 31) & ~31) : 0;
+    this.#bloom = bits > 0 ? new Uint32Array(this.#bloomBits >>> 5) : null;
+  }
+
+  /** Entries added so far. */
+  get count(): number {
+    return this.#list.count;
+  }
+
+  /**
+   * Bytes used: keys, values, node records and the bloom (not the arena's unused tail, so a tiny
+   * write buffer still holds several entries).
+   */
+  get approximateMemoryUsage(): number {
+    return this.#list.arenaBytes + this.#list.indexBytes + (this.#bloom?.byteLength ?? 0);
+  }
+
+  /** Adds an entry, copying the bytes. `seq` must be new (greater than every sequence added before). */
+  add(seq: number, type: ValueType, key: Uint8Array, value: Uint8Array): void {
+    this.#list.insert(key, seq, type, type === ValueType.VALUE ? value : EMPTY);
+    if (this.#bloom !== null) this.#bloomAdd(levelDBHash(key, MEMTABLE_BLOOM_SEED));
+  }
+
+  #bloomAdd(h: number): void {
+    const bits = this.#bloomBits;
+    const delta = ((h >>> 17) | (h << 15)) >>> 0;
+    for (let i = 0; i < BLOOM_PROBES; i++) {
+      const bit = h % bits;
+      this.#bloom![bit >>> 5]! |= 1 << (bit & 31);
+      h = (h + delta) >>> 0;
+    }
+  }
+
+  /** False only if no entry for a key with this LevelDB hash (seed MEMTABLE_BLOOM_SEED) was added. */
+  mayContainHash(h: number): boolean {
+    const bloom = this.#bloom;
+    if (bloom === null) return true;
+    const bits = this.#bloomBits;
+    const delta = ((h >>> 17) | (h << 15)) >>> 0;
+    for (let i = 0; i < BLOOM_PROBES; i++) {
+      const bit = h % bits;
+      if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
+      h = (h + delta) >>> 0;
+    }
+    return true;
+  }
+
+  /**
+   * The newest entry for `key` with sequence ≤ `seq`. On FOUND the value is in `foundValue`.
+   * `hash` (optional): the key's LevelDB hash with MEMTABLE_BLOOM_SEED, if the caller has it.
+   */
+  get(key: Uint8Array, seq: number, hash?: number): Lookup {
+    if (this.#bloom !== null && !this.mayContainHash(hash ?? levelDBHash(key, MEMTABLE_BLOOM_SEED))) {
+      return Lookup.NOT_FOUND;
+    }
+    const list = this.#list;
+    const node = list.seek(key, seq);
+    if (node === 0 || !list.hasKey(node, key)) return Lookup.NOT_FOUND;
+    if (list.typeOf(node) === ValueType.DELETION) return Lookup.DELETED;
+    this.foundValue = list.valueOf(node);
+    return Lookup.FOUND;
+  }
+
+  /** An iterator over every entry (all versions), in internal-key order. */
+  iterator(): MemTableIterator {
+    return new MemTableIterator(this.#list);
+  }
+}
+
+/**
+ * Walks a memtable's entries in internal-key order. `key`, `seq`, `type`, `value` describe the
+ * current entry while `valid`; `key` and `value` make views of bytes the memtable owns and never
+ * changes. `prev` costs a search (O(log n)), as in LevelDB: the skiplist has no back links.
+ */
+export class MemTableIterator {
+  #node = 0;
+
+  constructor(readonly list: SkipList) {}
+
+  get valid(): boolean {
+    return this.#node !== 0;
+  }
+  get key(): Uint8Array {
+    return this.list.keyOf(this.#node);
+  }
+  get seq(): number {
+    return this.list.seqOf(this.#node);
+  }
+  get type(): number {
+    return this.list.typeOf(this.#node);
+  }
+  get value(): Uint8Array {
+    return this.list.valueOf(this.#node);
+  }
+
+  seekToFirst(): void {
+    this.#node = this.list.first();
+  }
+  seekToLast(): void {
+    this.#node = this.list.last();
+  }
+  /** Positions at the first entry at or after (key, seq) in internal-key order. */
+  seek(key: Uint8Array, seq: number): void {
+    this.#node = this.list.seek(key, seq);
+  }
+  /** Positions at the last entry strictly before (key, seq) in internal-key order. */
+  seekBefore(key: Uint8Array, seq: number): void {
+    this.#node = this.list.seekBefore(key, seq);
+  }
+  next(): void {
+    this.#node = this.list.next(this.#node);
+  }
+  prev(): void {
+    this.#node = this.list.before(this.#node);
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * The memtable's ordered index: a skiplist (Pugh 1990, after LevelDB's db/skiplist.h) of entries
+ * in internal-key order — user key ascending (bytewise), then sequence number descending.
+ *
+ * Layout, for V8: no object per entry. Each node is a fixed 64-byte record in one Int32Array
+ * (key offset and length, value length, type, height, and its tower of next pointers), and the
+ * key and value bytes sit side by side in one arena Buffer. A search step then touches one record
+ * (a cache line that also holds the next tower it will follow) and the key bytes, instead of a
+ * node object, a pointer array, a view object and its backing store; and the garbage collector
+ * never sees the entries. Sequence numbers (up to 2^53) live in a Float64Array, read only on a
+ * user-key tie. Node 0 is the head; 0 as a pointer means "none".
+ *
+ * Insert-only: nothing is removed, so node indexes stay valid for the list's lifetime and bytes
+ * returned by `keyOf`/`valueOf` are never overwritten (a grown arena is a new buffer; old views
+ * keep the old one alive). Single-threaded: owned by the database's JavaScript thread.
+ *
+ * Invariant: no two entries have the same (user key, sequence) — every write has its own
+ * sequence number, so insertion order never decides ties.
+ */
+
+/** Tallest tower. With branching 4, 10 levels serve 4^10 ≈ 1M entries at full speed. */
+const MAX_HEIGHT = 10;
+/** One in BRANCHING nodes of height h also reaches h + 1. */
+const BRANCHING = 4;
+
+// Node record layout, in int32 slots. 16 slots = 64 bytes = one cache line.
+const RECORD = 16;
+const KEY_OFF = 0;
+const KEY_LEN = 1;
+const VALUE_LEN = 2;
+const TYPE = 3;
+const HEIGHT = 4;
+const NEXT = 6; // NEXT + level, level < MAX_HEIGHT
+
+/** Keys longer than this compare with memcmp (Buffer#compare); shorter ones with a JS loop. */
+const NATIVE_COMPARE_FROM = 32;
+const INITIAL_NODES = 1024;
+const INITIAL_ARENA = 64 * 1024;
+
+export class SkipList {
+  #nodes = new Int32Array(INITIAL_NODES * RECORD);
+  #seqs = new Float64Array(INITIAL_NODES);
+  #arena: Buffer;
+  #arenaUsed = 0;
+  #count = 0; // entries; node i (1-based) is the i-th inserted
+  #height = 1;
+  #random = 0x2545f491; // xorshift32 state: heights are deterministic for an insert sequence
+  /** Reused by insert: the rightmost node before the insertion point at each level. */
+  readonly #prev = new Int32Array(MAX_HEIGHT);
+
+  constructor(initialArenaBytes = INITIAL_ARENA) {
+    this.#arena = Buffer.alloc(Math.max(256, initialArenaBytes));
+    this.#nodes[HEIGHT] = MAX_HEIGHT;
+  }
+
+  /** Entries inserted. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Arena bytes used by keys and values. */
+  get arenaBytes(): number {
+    return this.#arenaUsed;
+  }
+
+  /** Bytes held by node records and sequence numbers. */
+  get indexBytes(): number {
+    return this.#count * (RECORD * 4 + 8);
+  }
+
+  #randomHeight(): number {
+    let height = 1;
+    let x = this.#random;
+    for (;;) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      if (height >= MAX_HEIGHT || (x >>> 0) % BRANCHING !== 0) break;
+      height++;
+    }
+    this.#random = x;
+    return height;
+  }
+
+  /**
+   * Compares the probe (key, seq) with node `node`: < 0 if the probe sorts first. Internal-key
+   * order: user key ascending, then sequence descending.
+   */
+  #compare(key: Uint8Array, seq: number, node: number): number {
+    const nodes = this.#nodes;
+    const base = node * RECORD;
+    const off = nodes[base + KEY_OFF]!;
+    const len = nodes[base + KEY_LEN]!;
+    const arena = this.#arena;
+    const keyLen = key.length;
+    const n = keyLen < len ? keyLen : len;
+    let c = 0;
+    if (n > NATIVE_COMPARE_FROM) {
+      c = -arena.compare(key, 0, keyLen, off, off + len);
+    } else {
+      let i = 0;
+      while (i < n && key[i] === arena[off + i]) i++;
+      c = i < n ? key[i]! - arena[off + i]! : keyLen - len;
+    }
+    return c !== 0 ? c : this.#seqs[node]! - seq;
+  }
+
+  /** Finds the last node before (key, seq) at every level; fills #prev when `fill`. */
+  #descend(key: Uint8Array, seq: number, fill: boolean): number {
+    const nodes = this.#nodes;
+    let x = 0;
+    for (let level = this.#height - 1; level >= 0; level--) {
+      for (;;) {
+        const next = nodes[x * RECORD + NEXT + level]!;
+        if (next === 0 || this.#compare(key, seq, next) <= 0) break;
+        x = next;
+      }
+      if (fill) this.#prev[level] = x;
+    }
+    return x;
+  }
+
+  #reserve(arenaBytes: number): void {
+    if (this.#arenaUsed + arenaBytes > this.#arena.length) {
+      let size = this.#arena.length * 2;
+      while (size < this.#arenaUsed + arenaBytes) size *= 2;
+      const grown = Buffer.alloc(size);
+      grown.set(this.#arena.subarray(0, this.#arenaUsed));
+      this.#arena = grown;
+    }
+    if ((this.#count + 2) * RECORD > this.#nodes.length) {
+      const nodes = new Int32Array(this.#nodes.length * 2);
+      nodes.set(this.#nodes);
+      this.#nodes = nodes;
+      const seqs = new Float64Array(this.#seqs.length * 2);
+      seqs.set(this.#seqs);
+      this.#seqs = seqs;
+    }
+  }
+
+  /**
+   * Inserts an entry, copying `key` and `value` into the arena. Requires that no entry with the
+   * same (key, seq) exists. Returns the new node.
+   */
+  insert(key: Uint8Array, seq: number, type: number, value: Uint8Array): number {
+    this.#reserve(key.length + value.length);
+    this.#descend(key, seq, true);
+    const prev = this.#prev;
+    const height = this.#randomHeight();
+    if (height > this.#height) {
+      for (let level = this.#height; level < height; level++) prev[level] = 0;
+      this.#height = height;
+    }
+    const node = ++this.#count;
+    const nodes = this.#nodes;
+    const base = node * RECORD;
+    const off = this.#arenaUsed;
+    this.#arena.set(key, off);
+    this.#arena.set(value, off + key.length);
+    this.#arenaUsed = off + key.length + value.length;
+    nodes[base + KEY_OFF] = off;
+    nodes[base + KEY_LEN] = key.length;
+    nodes[base + VALUE_LEN] = value.length;
+    nodes[base + TYPE] = type;
+    nodes[base + HEIGHT] = height;
+    this.#seqs[node] = seq;
+    for (let level = 0; level < height; level++) {
+      const p = prev[level]! * RECORD + NEXT + level;
+      nodes[base + NEXT + level] = nodes[p]!;
+      nodes[p] = node;
+    }
+    return node;
+  }
+
+  /** The first node at or after (key, seq) in internal order, or 0. */
+  seek(key: Uint8Array, seq: number): number {
+    return this.#nodes[this.#descend(key, seq, false) * RECORD + NEXT]!;
+  }
+
+  /** The last node strictly before (key, seq), or 0. */
+  seekBefore(key: Uint8Array, seq: number): number {
+    return this.#descend(key, seq, false);
+  }
+
+  /** The last node strictly before `node`, or 0. */
+  before(node: number): number {
+    return this.#descend(this.keyOf(node), this.#seqs[node]!, false);
+  }
+
+  first(): number {
+    return this.#nodes[NEXT]!;
+  }
+
+  last(): number {
+    const nodes = this.#nodes;
+    let x = 0;
+    for (let level = this.#height - 1; level >= 0; level--) {
+      for (;;) {
+        const next = nodes[x * RECORD + NEXT + level]!;
+        if (next === 0) break;
+        x = next;
+      }
+    }
+    return x;
+  }
+
+  next(node: number): number {
+    return this.#nodes[node * RECORD + NEXT]!;
+  }
+
+  /** True if `node`'s user key equals `key`. */
+  hasKey(node: number, key: Uint8Array): boolean {
+    const base = node * RECORD;
+    const len = this.#nodes[base + KEY_LEN]!;
+    if (len !== key.length) return false;
+    const off = this.#nodes[base + KEY_OFF]!;
+    const arena = this.#arena;
+    if (len > NATIVE_COMPARE_FROM) return arena.compare(key, 0, len, off, off + len) === 0;
+    for (let i = 0; i < len; i++) if (key[i] !== arena[off + i]) return false;
+    return true;
+  }
+
+  seqOf(node: number): number {
+    return this.#seqs[node]!;
+  }
+
+  typeOf(node: number): number {
+    return this.#nodes[node * RECORD + TYPE]!;
+  }
+
+  /** The node's user key: a view into the arena (allocates the view; bytes never change). */
+  keyOf(node: number): Uint8Array {
+    const base = node * RECORD;
+    const off = this.#nodes[base + KEY_OFF]!;
+    return this.#arena.subarray(off, off + this.#nodes[base + KEY_LEN]!);
+  }
+
+  /** The node's value: a view into the arena (allocates the view; bytes never change). */
+  valueOf(node: number): Uint8Array {
+    const base = node * RECORD;
+    const off = this.#nodes[base + KEY_OFF]! + this.#nodes[base + KEY_LEN]!;
+    return this.#arena.subarray(off, off + this.#nodes[base + VALUE_LEN]!);
+  }
+}

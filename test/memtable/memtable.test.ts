@@ -1,0 +1,119 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compareBytes } from '../../src/format/bytes.js';
+import { levelDBHash } from '../../src/filter/leveldb-hash.js';
+import { Lookup, MEMTABLE_BLOOM_SEED, MemTable, ValueType } from '../../src/memtable/memtable.js';
+
+interface Entry {
+  key: Uint8Array;
+  seq: number;
+  type: number;
+  value: Uint8Array;
+}
+
+/** Internal-key order: user key ascending, sequence descending. */
+/** A plain Uint8Array copy, so Buffer views compare equal to expected Uint8Arrays. */
+const u8 = (b: Uint8Array): Uint8Array => new Uint8Array(b);
+
+const internalOrder = (a: Entry, b: Entry): number => compareBytes(a.key, b.key) || b.seq - a.seq;
+
+const keyArb = fc.uint8Array({ maxLength: 6, max: 3 }); // few distinct bytes: many collisions
+const opsArb = fc.array(fc.tuple(keyArb, fc.boolean(), fc.uint8Array({ maxLength: 8 })), { maxLength: 200 });
+
+function build(ops: [Uint8Array, boolean, Uint8Array][], bloomBits = 0): { mem: MemTable; entries: Entry[] } {
+  const mem = new MemTable({ bloomBits });
+  const entries: Entry[] = [];
+  ops.forEach(([key, isPut, value], i) => {
+    const seq = i + 1;
+    const type = isPut ? ValueType.VALUE : ValueType.DELETION;
+    mem.add(seq, type, key, value);
+    entries.push({ key: key.slice(), seq, type, value: isPut ? value.slice() : new Uint8Array(0) });
+    key.fill(0xee); // the memtable must have copied the bytes
+    value.fill(0xee);
+  });
+  return { mem, entries: entries.sort(internalOrder) };
+}
+
+function collectForward(mem: MemTable): Entry[] {
+  const out: Entry[] = [];
+  const it = mem.iterator();
+  for (it.seekToFirst(); it.valid; it.next()) out.push({ key: u8(it.key), seq: it.seq, type: it.type, value: u8(it.value) });
+  return out;
+}
+
+describe('MemTable', () => {
+  it('iterates every entry in internal-key order, forward and backward', () => {
+    fc.assert(
+      fc.property(opsArb, (ops) => {
+        const { mem, entries } = build(ops);
+        expect(mem.count).toBe(entries.length);
+        expect(collectForward(mem)).toEqual(entries);
+        const backward: Entry[] = [];
+        const it = mem.iterator();
+        for (it.seekToLast(); it.valid; it.prev()) backward.push({ key: u8(it.key), seq: it.seq, type: it.type, value: u8(it.value) });
+        expect(backward).toEqual([...entries].reverse());
+      }),
+    );
+  });
+
+  it('get returns the newest version visible at a sequence, like a model', () => {
+    fc.assert(
+      fc.property(opsArb, keyArb, fc.nat(220), fc.boolean(), (ops, probe, atSeq, bloom) => {
+        const { mem, entries } = build(ops, bloom ? 256 : 0);
+        const visible = entries.find((e) => compareBytes(e.key, probe) === 0 && e.seq <= atSeq);
+        const result = mem.get(probe, atSeq);
+        if (visible === undefined) expect(result).toBe(Lookup.NOT_FOUND);
+        else if (visible.type === ValueType.DELETION) expect(result).toBe(Lookup.DELETED);
+        else {
+          expect(result).toBe(Lookup.FOUND);
+          expect(u8(mem.foundValue)).toEqual(visible.value);
+        }
+      }),
+    );
+  });
+
+  it('seek lands on the first entry at or after (key, seq)', () => {
+    fc.assert(
+      fc.property(opsArb, keyArb, fc.nat(220), (ops, key, seq) => {
+        const { mem, entries } = build(ops);
+        const target: Entry = { key, seq, type: 0, value: new Uint8Array(0) };
+        const expected = entries.find((e) => internalOrder(e, target) >= 0);
+        const it = mem.iterator();
+        it.seek(key, seq);
+        if (expected === undefined) expect(it.valid).toBe(false);
+        else expect([u8(it.key), it.seq]).toEqual([expected.key, expected.seq]);
+      }),
+    );
+  });
+
+  it('its bloom has no false negatives and rejects most absent keys', () => {
+    const mem = new MemTable({ bloomBits: 10 * 1000 });
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`key-${i}`);
+    for (let i = 0; i < 1000; i++) mem.add(i + 1, ValueType.VALUE, key(i), key(i));
+    for (let i = 0; i < 1000; i++) expect(mem.get(key(i), 1e9)).toBe(Lookup.FOUND);
+    let passed = 0;
+    for (let i = 1000; i < 11000; i++) if (mem.get(key(i), 1e9) !== Lookup.NOT_FOUND) passed++;
+    expect(passed).toBe(0);
+    let bloomPassed = 0;
+    for (let i = 1000; i < 11000; i++) {
+      // Count how often the bloom alone lets an absent key through (≈1% at 10 bits/key, k = 6).
+      if (mem.mayContainHash(hashOf(key(i)))) bloomPassed++;
+    }
+    expect(bloomPassed).toBeLessThan(300);
+  });
+
+  it('counts memory as it grows and copes with large values', () => {
+    const mem = new MemTable();
+    expect(mem.approximateMemoryUsage).toBe(0);
+    const big = new Uint8Array(300_000).fill(7);
+    mem.add(1, ValueType.VALUE, new Uint8Array([1]), big);
+    mem.add(2, ValueType.VALUE, new Uint8Array([2]), new Uint8Array(10));
+    expect(mem.approximateMemoryUsage).toBeGreaterThan(300_011);
+    expect(mem.get(new Uint8Array([1]), 5)).toBe(Lookup.FOUND);
+    expect(Buffer.compare(mem.foundValue, big)).toBe(0);
+  });
+});
+
+function hashOf(key: Uint8Array): number {
+  return levelDBHash(key, MEMTABLE_BLOOM_SEED);
+}
