@@ -1,0 +1,169 @@
+/**
+ * Builds one block of a table (data, index or metaindex) in LevelDB's block format
+ * (table/block_builder.cc; byte layout in docs/format and DESIGN.md "On-disk formats"):
+ *
+ *   entry*  restart[numRestarts] (fixed32 each)  numRestarts (fixed32)
+ *   entry = varint32 shared ‖ varint32 nonShared ‖ varint32 valueLength ‖ key[shared..] ‖ value
+ *
+ * Keys are prefix-compressed against the previous key, except every `restartInterval`-th entry,
+ * a "restart point" whose full key is stored and whose offset goes into the restart array, so a
+ * reader can binary-search restart points and decode forward from any of them.
+ *
+ * Legal call order: `add`* → `finish` → (`reset` → `add`* → `finish`)*. Keys must be added in the
+ * block's comparator order; the builder does not compare (the table builder checks the order once
+ * per entry). Bytes go into one internal buffer that grows by doubling and is reused across
+ * `reset`, so adding allocates nothing in the steady state.
+ */
+import { invalidArgument } from '../errors.js';
+import { putFixed32 } from '../format/coding.js';
+import { MAX_VARINT32_LENGTH, putVarint32 } from '../format/varint.js';
+
+/** LevelDB's default: a full key every 16 entries in data blocks (index blocks use 1). */
+export const DEFAULT_BLOCK_RESTART_INTERVAL = 16;
+
+/** Below this many bytes a JS loop copies faster than `set(subarray(...))` (no view). */
+const SMALL_COPY = 16;
+
+function copyBytes(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): void {
+  const n = end - start;
+  if (n <= SMALL_COPY) {
+    for (let i = 0; i < n; i++) dst[at + i] = src[start + i]!;
+  } else {
+    dst.set(start === 0 && end === src.length ? src : src.subarray(start, end), at);
+  }
+}
+
+export class BlockBuilder {
+  readonly restartInterval: number;
+  private buf: Uint8Array;
+  private pos = 0;
+  private readonly restarts: number[] = [0];
+  /** Entries since the last restart point. */
+  private counter = 0;
+  private entries = 0;
+  private finished = false;
+  private lastKey: Uint8Array;
+  private lastKeyLen = 0;
+
+  /**
+   * @param restartInterval entries between restart points, an integer >= 1 (16 for data blocks,
+   *   1 for index blocks so every index key is stored whole).
+   * @param initialCapacity starting size of the internal buffer (it grows as needed).
+   */
+  constructor(restartInterval: number = DEFAULT_BLOCK_RESTART_INTERVAL, initialCapacity = 4096) {
+    if (!Number.isInteger(restartInterval) || restartInterval < 1) {
+      throw invalidArgument(`block restart interval must be an integer >= 1, got ${restartInterval}`);
+    }
+    this.restartInterval = restartInterval;
+    this.buf = new Uint8Array(Math.max(64, initialCapacity));
+    this.lastKey = new Uint8Array(64);
+  }
+
+  /** Appends an entry; `key` must sort after the previous key. The bytes are copied. */
+  add(key: Uint8Array, value: Uint8Array): void {
+    this.addSlices(key, 0, key.length, value, 0, value.length);
+  }
+
+  /** `add` for `key[keyStart, keyEnd)` and `value[valueStart, valueEnd)`, without views. */
+  addSlices(
+    key: Uint8Array,
+    keyStart: number,
+    keyEnd: number,
+    value: Uint8Array,
+    valueStart: number,
+    valueEnd: number,
+  ): void {
+    if (this.finished) throw invalidArgument('BlockBuilder.add after finish (call reset first)');
+    const keyLen = keyEnd - keyStart;
+    const valueLen = valueEnd - valueStart;
+    let shared = 0;
+    if (this.counter < this.restartInterval) {
+      const last = this.lastKey;
+      const max = keyLen < this.lastKeyLen ? keyLen : this.lastKeyLen;
+      while (shared < max && last[shared] === key[keyStart + shared]) shared++;
+    } else {
+      this.restarts.push(this.pos);
+      this.counter = 0;
+    }
+    const nonShared = keyLen - shared;
+
+    this.ensureCapacity(3 * MAX_VARINT32_LENGTH + nonShared + valueLen);
+    const buf = this.buf;
+    let p = this.pos;
+    if ((shared | nonShared | valueLen) < 0x80) {
+      buf[p] = shared;
+      buf[p + 1] = nonShared;
+      buf[p + 2] = valueLen;
+      p += 3;
+    } else {
+      p = putVarint32(buf, p, shared);
+      p = putVarint32(buf, p, nonShared);
+      p = putVarint32(buf, p, valueLen);
+    }
+    copyBytes(key, keyStart + shared, keyEnd, buf, p);
+    p += nonShared;
+    copyBytes(value, valueStart, valueEnd, buf, p);
+    this.pos = p + valueLen;
+
+    if (keyLen > this.lastKey.length) {
+      const grown = new Uint8Array(Math.max(keyLen, 2 * this.lastKey.length));
+      grown.set(this.lastKey.subarray(0, shared));
+      this.lastKey = grown;
+    }
+    copyBytes(key, keyStart + shared, keyEnd, this.lastKey, shared);
+    this.lastKeyLen = keyLen;
+    this.counter++;
+    this.entries++;
+  }
+
+  /**
+   * Appends the restart array and its count and returns the finished block: a view of the
+   * internal buffer, borrowed until `reset` (copy it, or write it out, before reusing the
+   * builder). No `add` until `reset`.
+   */
+  finish(): Uint8Array {
+    if (!this.finished) {
+      const restarts = this.restarts;
+      this.ensureCapacity(4 * restarts.length + 4);
+      let p = this.pos;
+      for (let i = 0; i < restarts.length; i++) p = putFixed32(this.buf, p, restarts[i]!);
+      this.pos = putFixed32(this.buf, p, restarts.length);
+      this.finished = true;
+    }
+    return this.buf.subarray(0, this.pos);
+  }
+
+  /** Forgets all entries (keeps the buffers) so the builder can make the next block. */
+  reset(): void {
+    this.pos = 0;
+    this.restarts.length = 1;
+    this.restarts[0] = 0;
+    this.counter = 0;
+    this.entries = 0;
+    this.finished = false;
+    this.lastKeyLen = 0;
+  }
+
+  /** The size `finish` would return now (bytes of the block, before compression and trailer). */
+  currentSizeEstimate(): number {
+    return this.finished ? this.pos : this.pos + 4 * this.restarts.length + 4;
+  }
+
+  /** True if no entry was added since construction or `reset`. */
+  get empty(): boolean {
+    return this.entries === 0;
+  }
+
+  /** Entries added since construction or `reset`. */
+  get numEntries(): number {
+    return this.entries;
+  }
+
+  private ensureCapacity(extra: number): void {
+    const needed = this.pos + extra;
+    if (needed <= this.buf.length) return;
+    const grown = new Uint8Array(Math.max(needed, 2 * this.buf.length));
+    grown.set(this.buf.subarray(0, this.pos));
+    this.buf = grown;
+  }
+}

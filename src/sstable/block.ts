@@ -1,0 +1,294 @@
+/**
+ * Reads blocks made by BlockBuilder (or LevelDB's block_builder.cc): `Block` validates the
+ * restart array once; `BlockIterator` walks the entries (after LevelDB's table/block.cc).
+ *
+ * Safety contract: a block's bytes are untrusted. The constructor checks the restart count and
+ * every restart offset against the size; every entry decode checks its varints, that `shared`
+ * does not exceed the previous key, and that key and value lie before the restart array. Any
+ * violation throws CORRUPTION naming the block's file and file offset (and the position inside
+ * the block in the message); nothing reads out of range and every step advances at least 3 bytes,
+ * so iteration always ends.
+ *
+ * Borrowing: the current key lives in the iterator's reused buffer `keyBuf[0, keyLen)` and the
+ * current value is `data[valueStart, valueEnd)` inside the block. Both stay valid only until the
+ * iterator moves (`keyBuf` may be replaced when it grows: read the field again after each move).
+ * `key()` / `value()` return views with the same lifetime. Comparisons against them go through
+ * the comparator's range form, so seeking and comparing allocate nothing.
+ */
+import { corruption, invalidArgument } from '../errors.js';
+import { getFixed32 } from '../format/coding.js';
+import type { Comparator } from '../format/comparator.js';
+
+/** An immutable, validated block (shared freely, e.g. through the block cache). */
+export class Block {
+  /** The block contents (uncompressed, without trailer). */
+  readonly data: Uint8Array;
+  /** Offset of the restart array: entries occupy `data[0, restartOffset)`. */
+  readonly restartOffset: number;
+  readonly numRestarts: number;
+  /** For errors: the file the block came from and the file offset of its handle. */
+  readonly file: string | undefined;
+  readonly offset: number | undefined;
+
+  constructor(contents: Uint8Array, file?: string, offset?: number) {
+    this.data = contents;
+    this.file = file;
+    this.offset = offset;
+    const size = contents.length;
+    if (size < 4) throw corruption(`block too short (${size} bytes)`, { file, offset });
+    const n = getFixed32(contents, size - 4);
+    if (n > (size - 4) / 4) {
+      throw corruption(`block restart count ${n} does not fit in ${size} bytes`, { file, offset });
+    }
+    this.numRestarts = n;
+    this.restartOffset = size - 4 * (n + 1);
+    if (n === 0) {
+      // LevelDB never writes this; accept only the degenerate block with no entries at all.
+      if (this.restartOffset !== 0) throw corruption('block has entries but no restart points', { file, offset });
+      return;
+    }
+    let prev = getFixed32(contents, this.restartOffset);
+    if (prev !== 0) throw corruption(`first restart point is ${prev}, not 0`, { file, offset });
+    for (let i = 1; i < n; i++) {
+      const r = getFixed32(contents, this.restartOffset + 4 * i);
+      if (r <= prev || r >= this.restartOffset) {
+        throw corruption(`restart point ${i} (${r}) out of order or past the entries`, { file, offset });
+      }
+      prev = r;
+    }
+  }
+
+  /** Offset of restart point `i` (requires `0 <= i < numRestarts`). */
+  restartPoint(i: number): number {
+    return getFixed32(this.data, this.restartOffset + 4 * i);
+  }
+
+  /** A new iterator over this block, ordered by `comparator`. */
+  newIterator(comparator: Comparator): BlockIterator {
+    return new BlockIterator(comparator, this);
+  }
+}
+
+/**
+ * A cursor over one block's entries. Not positioned until a seek. Reusable across blocks with
+ * `setBlock` (the table reader keeps one per use instead of allocating per lookup).
+ */
+export class BlockIterator {
+  readonly comparator: Comparator;
+  private block: Block;
+  /** The block contents; the current value is `data[valueStart, valueEnd)`. */
+  data: Uint8Array;
+  /** The current key is `keyBuf[0, keyLen)`; the buffer is reused and may be replaced. */
+  keyBuf: Uint8Array = new Uint8Array(64);
+  keyLen = 0;
+  valueStart = 0;
+  valueEnd = 0;
+  private restartOffset: number;
+  /** Offset of the current entry; `restartOffset` when not valid. */
+  private current: number;
+  /** Offset just past the current entry (where the next one starts). */
+  private nextOffset = 0;
+  /** The restart region holding the current entry. */
+  private restartIndex = 0;
+  // Out-parameters of decodeHeader (fields, not an allocated tuple).
+  private hShared = 0;
+  private hNonShared = 0;
+  private hValueLen = 0;
+
+  constructor(comparator: Comparator, block: Block) {
+    this.comparator = comparator;
+    this.block = block;
+    this.data = block.data;
+    this.restartOffset = block.restartOffset;
+    this.current = block.restartOffset;
+  }
+
+  /** Re-targets the iterator at `block` (unpositioned); keeps the key buffer. */
+  setBlock(block: Block): void {
+    this.block = block;
+    this.data = block.data;
+    this.restartOffset = block.restartOffset;
+    this.invalidate();
+  }
+
+  valid(): boolean {
+    return this.current < this.restartOffset;
+  }
+
+  /** The current key as a view borrowed until the iterator moves. Requires `valid()`. */
+  key(): Uint8Array {
+    return this.keyBuf.subarray(0, this.keyLen);
+  }
+
+  /** The current value as a view into the block, valid as long as the block's bytes. */
+  value(): Uint8Array {
+    return this.data.subarray(this.valueStart, this.valueEnd);
+  }
+
+  seekToFirst(): void {
+    if (this.block.numRestarts === 0) return this.invalidate();
+    this.seekToRestartPoint(0);
+    this.parseNext();
+  }
+
+  seekToLast(): void {
+    if (this.block.numRestarts === 0) return this.invalidate();
+    this.seekToRestartPoint(this.block.numRestarts - 1);
+    while (this.parseNext() && this.nextOffset < this.restartOffset) {
+      // keep going to the last entry
+    }
+  }
+
+  /**
+   * Positions at the first entry with key >= `target[targetStart, targetEnd)`, or invalid if
+   * none: binary search over the restart points (comparing their keys in place), then a linear
+   * scan within the region.
+   */
+  seek(target: Uint8Array, targetStart = 0, targetEnd: number = target.length): void {
+    const block = this.block;
+    const cmp = this.comparator;
+    if (block.numRestarts === 0) return this.invalidate();
+    let left = 0;
+    let right = block.numRestarts - 1;
+    while (left < right) {
+      const mid = (left + right + 1) >>> 1;
+      const regionOffset = block.restartPoint(mid);
+      const keyStart = this.decodeHeader(regionOffset);
+      if (this.hShared !== 0) this.fail('restart point entry shares a key prefix', regionOffset);
+      if (cmp.compare(this.data, keyStart, keyStart + this.hNonShared, target, targetStart, targetEnd) < 0) {
+        left = mid; // the key at mid < target: everything before mid is too small
+      } else {
+        right = mid - 1; // the key at mid >= target: the answer is in an earlier region or at mid
+      }
+    }
+    this.seekToRestartPoint(left);
+    for (;;) {
+      if (!this.parseNext()) return;
+      if (cmp.compare(this.keyBuf, 0, this.keyLen, target, targetStart, targetEnd) >= 0) return;
+    }
+  }
+
+  /** Moves to the next entry (invalid after the last). Requires `valid()`. */
+  next(): void {
+    if (!this.valid()) throw invalidArgument('BlockIterator.next on an unpositioned iterator');
+    this.parseNext();
+  }
+
+  /**
+   * Moves to the previous entry (invalid before the first). Requires `valid()`. Entries are only
+   * decodable forwards, so this restarts from the last restart point before the current entry.
+   */
+  prev(): void {
+    if (!this.valid()) throw invalidArgument('BlockIterator.prev on an unpositioned iterator');
+    const original = this.current;
+    while (this.block.restartPoint(this.restartIndex) >= original) {
+      if (this.restartIndex === 0) return this.invalidate();
+      this.restartIndex--;
+    }
+    this.seekToRestartPoint(this.restartIndex);
+    while (this.parseNext() && this.nextOffset < original) {
+      // scan to the entry that ends where the original one starts
+    }
+    if (this.valid() && this.nextOffset !== original) {
+      this.fail('entries do not line up with the restart points', this.current);
+    }
+  }
+
+  private invalidate(): void {
+    this.current = this.restartOffset;
+    this.restartIndex = this.block.numRestarts;
+    this.keyLen = 0;
+    this.valueStart = this.valueEnd = 0;
+  }
+
+  private seekToRestartPoint(index: number): void {
+    this.keyLen = 0;
+    this.restartIndex = index;
+    this.nextOffset = this.block.restartPoint(index);
+  }
+
+  /** Decodes the entry at `nextOffset` into the current position; false at the end. */
+  private parseNext(): boolean {
+    const p = this.nextOffset;
+    if (p >= this.restartOffset) {
+      this.invalidate();
+      return false;
+    }
+    const keyStart = this.decodeHeader(p);
+    const shared = this.hShared;
+    const nonShared = this.hNonShared;
+    if (shared > this.keyLen) this.fail(`entry shares ${shared} bytes of a ${this.keyLen}-byte key`, p);
+    const keyLen = shared + nonShared;
+    if (keyLen > this.keyBuf.length) {
+      const grown = new Uint8Array(Math.max(keyLen, 2 * this.keyBuf.length));
+      grown.set(this.keyBuf.subarray(0, shared));
+      this.keyBuf = grown;
+    }
+    const data = this.data;
+    const keyBuf = this.keyBuf;
+    if (nonShared <= 16) {
+      for (let i = 0; i < nonShared; i++) keyBuf[shared + i] = data[keyStart + i]!;
+    } else {
+      keyBuf.set(data.subarray(keyStart, keyStart + nonShared), shared);
+    }
+    this.keyLen = keyLen;
+    this.current = p;
+    this.valueStart = keyStart + nonShared;
+    this.valueEnd = this.valueStart + this.hValueLen;
+    this.nextOffset = this.valueEnd;
+    const block = this.block;
+    while (this.restartIndex + 1 < block.numRestarts && block.restartPoint(this.restartIndex + 1) <= p) {
+      this.restartIndex++;
+    }
+    return true;
+  }
+
+  /**
+   * Decodes the three varints of the entry at `p` into hShared / hNonShared / hValueLen, checks
+   * that key delta and value end before the restart array, and returns the key delta's offset.
+   */
+  private decodeHeader(p: number): number {
+    const data = this.data;
+    const limit = this.restartOffset;
+    if (limit - p >= 3) {
+      const a = data[p]!;
+      const b = data[p + 1]!;
+      const c = data[p + 2]!;
+      if ((a | b | c) < 0x80) {
+        this.hShared = a;
+        this.hNonShared = b;
+        this.hValueLen = c;
+        if (b + c > limit - p - 3) this.fail('entry runs past the end of the block', p);
+        return p + 3;
+      }
+    }
+    let q = p;
+    for (let field = 0; field < 3; field++) {
+      let result = 0;
+      let shift = 0;
+      for (;;) {
+        if (q >= limit) this.fail('truncated entry header', p);
+        const byte = data[q++]!;
+        if (shift === 28 && byte > 0x0f) this.fail('bad varint in entry header', p);
+        result |= (byte & 0x7f) << shift;
+        if (byte < 0x80) break;
+        shift += 7;
+      }
+      result >>>= 0;
+      if (field === 0) this.hShared = result;
+      else if (field === 1) this.hNonShared = result;
+      else this.hValueLen = result;
+    }
+    if (this.hNonShared + this.hValueLen > limit - q) this.fail('entry runs past the end of the block', p);
+    return q;
+  }
+
+  private fail(message: string, at: number): never {
+    this.invalidate();
+    const block = this.block;
+    throw corruption(`bad block entry: ${message} (at byte ${at} of the block)`, {
+      file: block.file,
+      offset: block.offset ?? at,
+    });
+  }
+}
