@@ -17,20 +17,15 @@ export function levelDBHashRange(data: Uint8Array, start: number, end: number, s
     h = Math.imul(h + w, M);
     h ^= h >>> 16;
   }
-  // LevelDB's switch falls through 3 → 2 → 1; the bytes are added as uint8 (its code casts
-  // through uint8_t after the 2018 sign-extension fix, which is what 1.20+ writes).
-  switch (end - i) {
-    case 3:
-      h += data[i + 2]! << 16;
-    // falls through
-    case 2:
-      h += data[i + 1]! << 8;
-    // falls through
-    case 1:
-      h += data[i]!;
-      h = Math.imul(h, M);
-      h ^= h >>> R;
-      break;
+  // LevelDB's tail switch falls through 3 → 2 → 1; the bytes are added as uint8 (LevelDB casts
+  // through uint8_t since the 2018 sign-extension fix; the fixtures' high-byte vectors pin it).
+  const rest = end - i;
+  if (rest > 0) {
+    if (rest === 3) h += data[i + 2]! << 16;
+    if (rest >= 2) h += data[i + 1]! << 8;
+    h += data[i]!;
+    h = Math.imul(h, M);
+    h ^= h >>> R;
   }
   return h >>> 0;
 }
