@@ -3,5 +3,26 @@
  */
 export { SieveError, ErrorCode, isSieveError } from './errors.js';
 export type { SieveErrorDetails } from './errors.js';
+
+// Filters: the seam, the policies, sizing rules from the field.
 export type { FilterPolicy, FilterProbe } from './filter/policy.js';
+export { BloomFilterPolicy } from './filter/bloom.js';
+export {
+  bloomHashCount,
+  optimalNumOfBits,
+  optimalNumOfHashFunctions,
+  bitsPerKeyForFalsePositiveRate,
+  bloomFalsePositiveRate,
+  cassandraBloomSpec,
+} from './filter/sizing.js';
+export type { BloomSpec } from './filter/sizing.js';
+
+// For applications: a standalone Bloom filter and a distinct-key counter.
+export { BloomFilter } from './filter/bloom-filter.js';
+export type { BloomFilterOptions } from './filter/bloom-filter.js';
+export { HyperLogLog } from './filter/hyperloglog.js';
+
+// Hashes.
 export { levelDBHash } from './filter/leveldb-hash.js';
+export { murmur3_x86_32, murmur3_x64_128, murmur3_x64_128Into } from './filter/murmur3.js';
+export { murmur2, murmur2Cassandra } from './filter/murmur2.js';
