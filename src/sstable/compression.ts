@@ -1,0 +1,187 @@
+/**
+ * Block compression: the type byte of every block trailer and the codecs behind it.
+ *
+ *   0 none    the contents as they are.
+ *   1 snappy  Snappy's raw format (what LevelDB writes): varint32 uncompressed length, then
+ *             Snappy elements. Through the `snappy` package's compressSync / uncompressSync
+ *             (raw, not framed).
+ *   4 lz4     RocksDB's kLZ4Compression with format_version >= 2: varint32 uncompressed length,
+ *             then one raw LZ4 block (no frame). LevelDB cannot read it; RocksDB can. Through
+ *             lz4-napi, whose compressSync / uncompressSync speak a raw LZ4 block behind a 4-byte
+ *             little-endian length: on write the varint replaces that prefix in place (no copy
+ *             for blocks under 256 MiB); on read the compressed bytes are copied once behind a
+ *             4-byte prefix.
+ *
+ * Other LevelDB/RocksDB types (2 zstd in LevelDB / zlib in RocksDB, 3 bzip2, 5 lz4hc, 7 zstd)
+ * are NOT_SUPPORTED. Decompression never trusts the stored length: it must be at most
+ * `maxSize` and at most what the codec could expand the stored bytes to (Snappy < 22x,
+ * LZ4 < 256x), so a corrupt header cannot make us allocate more than a small multiple of the
+ * bytes actually read; the result must have exactly the stored length. Every codec failure is
+ * CORRUPTION naming the file and the block's offset.
+ */
+import { compressSync as lz4CompressSync, uncompressSync as lz4UncompressSync } from 'lz4-napi';
+import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressSync } from 'snappy';
+import { corruption, notSupported } from '../errors.js';
+import { getFixed32, putFixed32 } from '../format/coding.js';
+import { ByteReader, putVarint32, varint32Length } from '../format/varint.js';
+
+/** Persisted: the compression type byte of block trailers. Never renumber. */
+export const CompressionType = {
+  NONE: 0,
+  SNAPPY: 1,
+  LZ4: 4,
+} as const;
+export type CompressionType = (typeof CompressionType)[keyof typeof CompressionType];
+
+/**
+ * The default bound on a block's uncompressed size. Blocks are ~4 KiB, but one entry larger than
+ * the block size makes a block of its own size; 256 MiB allows any sane value while refusing a
+ * corrupt length early. (The ratio bound above applies as well.)
+ */
+export const DEFAULT_MAX_UNCOMPRESSED_BLOCK_SIZE = 256 * 1024 * 1024;
+
+/** Snappy expands at most 64 bytes per 3-byte copy element; 32x is a safe upper bound. */
+const SNAPPY_MAX_RATIO = 32;
+/** LZ4 expands at most 255 bytes per length byte; 256x plus a constant is a safe upper bound. */
+const LZ4_MAX_RATIO = 256;
+
+const TYPE_NAMES: Record<number, string> = {
+  0: 'none',
+  1: 'snappy',
+  2: 'zstd (LevelDB) / zlib (RocksDB)',
+  3: 'bzip2 (RocksDB)',
+  4: 'lz4',
+  5: 'lz4hc (RocksDB)',
+  6: 'xpress (RocksDB)',
+  7: 'zstd (RocksDB)',
+};
+
+/** A readable name for a trailer's type byte (for messages and the dump tool). */
+export function compressionTypeName(type: number): string {
+  return TYPE_NAMES[type] ?? `unknown (${type})`;
+}
+
+export function isSupportedCompressionType(type: number): type is CompressionType {
+  return type === CompressionType.NONE || type === CompressionType.SNAPPY || type === CompressionType.LZ4;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * A plain Uint8Array view of a codec's Buffer: block contents are always plain arrays, so
+ * `slice()` on a key or value copies (Buffer's `slice` would not) and element access sites see
+ * one array shape.
+ */
+function plain(b: Buffer): Uint8Array {
+  return new Uint8Array(b.buffer, b.byteOffset, b.length);
+}
+
+/**
+ * `raw` compressed with `type`. For NONE it returns `raw` itself; otherwise an owned array (or a
+ * view of one). The table builder decides whether the result is worth keeping.
+ */
+export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Array {
+  switch (type) {
+    case CompressionType.NONE:
+      return raw;
+    case CompressionType.SNAPPY:
+      return snappyCompressSync(raw);
+    case CompressionType.LZ4: {
+      const out = lz4CompressSync(asBuffer(raw));
+      const size = raw.length;
+      if (out.length < 4 || getFixed32(out, 0) !== size) {
+        throw new Error('lz4-napi compressSync no longer prefixes the raw block with its length');
+      }
+      const headerLen = varint32Length(size);
+      if (headerLen <= 4) {
+        // Replace lz4-napi's 4-byte little-endian length with the varint, right-aligned.
+        putVarint32(out, 4 - headerLen, size);
+        return out.subarray(4 - headerLen);
+      }
+      const copy = new Uint8Array(headerLen + out.length - 4);
+      putVarint32(copy, 0, size);
+      copy.set(out.subarray(4), headerLen);
+      return copy;
+    }
+    default:
+      throw notSupported(`compression type ${compressionTypeName(type)}`);
+  }
+}
+
+/**
+ * The uncompressed contents of a block stored with trailer type `type`. For NONE, `bytes`
+ * itself; otherwise a new owned plain Uint8Array (never a Buffer). `file` and `offset` (the block's file offset) name the
+ * block in errors. CORRUPTION for bad data, NOT_SUPPORTED for a type this build cannot read.
+ */
+export function decompressBlock(
+  type: number,
+  bytes: Uint8Array,
+  file?: string,
+  offset?: number,
+  maxSize: number = DEFAULT_MAX_UNCOMPRESSED_BLOCK_SIZE,
+): Uint8Array {
+  switch (type) {
+    case CompressionType.NONE:
+      return bytes;
+    case CompressionType.SNAPPY: {
+      const declared = readDeclaredSize(bytes, 'snappy', file, offset, maxSize, SNAPPY_MAX_RATIO * bytes.length);
+      let out: Buffer;
+      try {
+        out = snappyUncompressSync(bytes, { asBuffer: true }) as Buffer;
+      } catch (cause) {
+        throw corruption('corrupted snappy compressed block contents', { file, offset, cause });
+      }
+      if (out.length !== declared) {
+        throw corruption(`snappy block decompressed to ${out.length} bytes, header says ${declared}`, { file, offset });
+      }
+      return plain(out);
+    }
+    case CompressionType.LZ4: {
+      const reader = new ByteReader(bytes);
+      const declared = readDeclaredSize(bytes, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * bytes.length + 64, reader);
+      const body = bytes.length - reader.pos;
+      const framed = Buffer.allocUnsafe(4 + body);
+      putFixed32(framed, 0, declared);
+      framed.set(bytes.subarray(reader.pos), 4);
+      let out: Buffer;
+      try {
+        out = lz4UncompressSync(framed);
+      } catch (cause) {
+        throw corruption('corrupted lz4 compressed block contents', { file, offset, cause });
+      }
+      if (out.length !== declared) {
+        throw corruption(`lz4 block decompressed to ${out.length} bytes, header says ${declared}`, { file, offset });
+      }
+      return plain(out);
+    }
+    default:
+      throw notSupported(`block compression type ${compressionTypeName(type)} is not supported`, { file, offset });
+  }
+}
+
+/** Reads and bounds the varint32 uncompressed length at the start of a compressed block. */
+function readDeclaredSize(
+  bytes: Uint8Array,
+  codec: string,
+  file: string | undefined,
+  offset: number | undefined,
+  maxSize: number,
+  ratioBound: number,
+  reader = new ByteReader(bytes),
+): number {
+  let declared: number;
+  try {
+    declared = reader.varint32();
+  } catch (cause) {
+    throw corruption(`corrupted ${codec} compressed block length`, { file, offset, cause });
+  }
+  if (declared > maxSize || declared > ratioBound) {
+    throw corruption(
+      `${codec} block claims ${declared} uncompressed bytes from ${bytes.length} (limit ${Math.min(maxSize, ratioBound)})`,
+      { file, offset },
+    );
+  }
+  return declared;
+}
