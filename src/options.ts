@@ -1,0 +1,181 @@
+/**
+ * Database options: the public `Options` (all optional) and `resolveOptions`, the one place that
+ * fills defaults and validates. Every default says why it is what it is.
+ */
+import { invalidArgument } from './errors.js';
+import { BloomFilterPolicy } from './filter/bloom.js';
+import type { FilterPolicy } from './filter/policy.js';
+import type { FileSystem } from './fs/file-system.js';
+import { NodeFileSystem } from './fs/node-fs.js';
+import { CompressionType } from './sstable/compression.js';
+
+export type CompressionName = 'none' | 'snappy' | 'lz4';
+export type FilterScope = 'block' | 'table';
+
+export interface Options {
+  /** Create the directory and an empty database if there is none. @defaultValue true */
+  createIfMissing?: boolean;
+  /** Fail with INVALID_ARGUMENT if a database already exists. @defaultValue false */
+  errorIfExists?: boolean;
+  /**
+   * Treat damage anywhere but a torn WAL tail as CORRUPTION. With `false`, a damaged WAL record
+   * is skipped and counted in the info log (LOG) instead. @defaultValue true
+   */
+  paranoidChecks?: boolean;
+  /**
+   * Bytes of writes a memtable collects before it is flushed to a level-0 table. Larger means
+   * fewer, larger L0 files and longer recovery. @defaultValue 4 MiB (LevelDB's)
+   */
+  writeBufferSize?: number;
+  /** Target uncompressed size of a data block. @defaultValue 4096 (LevelDB's; one page) */
+  blockSize?: number;
+  /** Entries between full keys in a block. @defaultValue 16 (LevelDB's) */
+  blockRestartInterval?: number;
+  /**
+   * Block compression. `lz4` is fastest to decode but only sievekv (and RocksDB) read it; use
+   * `none` or `snappy` for files LevelDB must open. @defaultValue 'lz4'
+   */
+  compression?: CompressionName;
+  /**
+   * Builds the filters that let a lookup skip tables and blocks; `null` for none.
+   * @defaultValue new BloomFilterPolicy(10): ≈1% false positives for 10 bits per key, and
+   * LevelDB reads it.
+   */
+  filterPolicy?: FilterPolicy | null;
+  /**
+   * `block`: LevelDB's filter block, one filter per 2 KiB of data (LevelDB uses it). `table`: one
+   * filter over the whole table, asked before the index (LevelDB ignores it). @defaultValue 'block'
+   */
+  filterScope?: FilterScope;
+  /** Bytes of uncompressed blocks kept in memory. @defaultValue 8 MiB (LevelDB's) */
+  blockCacheSize?: number;
+  /** Tables kept open (file handle, index, filter). @defaultValue 1000 (LevelDB's) */
+  maxOpenFiles?: number;
+  /** Target size of a compaction output table. @defaultValue 2 MiB (LevelDB's) */
+  maxFileSize?: number;
+  /** Level-0 files that trigger a compaction. @defaultValue 4 (LevelDB's) */
+  l0CompactionTrigger?: number;
+  /** Level-0 files at which writes are delayed. @defaultValue 8 (LevelDB's) */
+  l0SlowdownTrigger?: number;
+  /** Level-0 files at which writes wait for compaction. @defaultValue 12 (LevelDB's) */
+  l0StopTrigger?: number;
+  /** Target bytes of level 1; level L holds this times `levelMultiplier`^(L-1). @defaultValue 10 MiB */
+  maxBytesForLevelBase?: number;
+  /** @defaultValue 10 (LevelDB's) */
+  levelMultiplier?: number;
+  /** Verify block checksums on every read. @defaultValue true */
+  verifyChecksums?: boolean;
+  /** Bits per key of the memtable's own bloom, which answers misses without a search. @defaultValue 10 */
+  memtableBloomBitsPerKey?: number;
+  /** Where the bytes go. @defaultValue the real file system (NodeFileSystem) */
+  fs?: FileSystem;
+}
+
+export interface ResolvedOptions {
+  readonly createIfMissing: boolean;
+  readonly errorIfExists: boolean;
+  readonly paranoidChecks: boolean;
+  readonly writeBufferSize: number;
+  readonly blockSize: number;
+  readonly blockRestartInterval: number;
+  readonly compression: CompressionType;
+  readonly filterPolicy: FilterPolicy | null;
+  readonly filterScope: FilterScope;
+  readonly blockCacheSize: number;
+  readonly maxOpenFiles: number;
+  readonly maxFileSize: number;
+  readonly l0CompactionTrigger: number;
+  readonly l0SlowdownTrigger: number;
+  readonly l0StopTrigger: number;
+  readonly maxBytesForLevelBase: number;
+  readonly levelMultiplier: number;
+  readonly verifyChecksums: boolean;
+  readonly memtableBloomBitsPerKey: number;
+  readonly fs: FileSystem;
+}
+
+const KNOWN = new Set<string>([
+  'createIfMissing', 'errorIfExists', 'paranoidChecks', 'writeBufferSize', 'blockSize',
+  'blockRestartInterval', 'compression', 'filterPolicy', 'filterScope', 'blockCacheSize',
+  'maxOpenFiles', 'maxFileSize', 'l0CompactionTrigger', 'l0SlowdownTrigger', 'l0StopTrigger',
+  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'fs',
+]);
+
+const COMPRESSION: Record<CompressionName, CompressionType> = {
+  none: CompressionType.NONE,
+  snappy: CompressionType.SNAPPY,
+  lz4: CompressionType.LZ4,
+};
+
+function bool(options: Options, name: keyof Options, fallback: boolean): boolean {
+  const v = options[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== 'boolean') throw invalidArgument(`option ${name} must be a boolean, got ${typeof v}`);
+  return v;
+}
+
+function int(options: Options, name: keyof Options, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const v = options[name];
+  if (v === undefined) return fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw invalidArgument(`option ${name} must be an integer in [${min}, ${max}], got ${String(v)}`);
+  }
+  return v;
+}
+
+/** Fills defaults and validates; throws INVALID_ARGUMENT naming the first bad option. */
+export function resolveOptions(options: Options = {}): ResolvedOptions {
+  if (options === null || typeof options !== 'object') throw invalidArgument('options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw invalidArgument(`unknown option ${key}`);
+  }
+  const compression = options.compression ?? 'lz4';
+  if (!(compression in COMPRESSION)) {
+    throw invalidArgument(`option compression must be 'none', 'snappy' or 'lz4', got ${String(compression)}`);
+  }
+  const filterScope = options.filterScope ?? 'block';
+  if (filterScope !== 'block' && filterScope !== 'table') {
+    throw invalidArgument(`option filterScope must be 'block' or 'table', got ${String(filterScope)}`);
+  }
+  const filterPolicy = options.filterPolicy === undefined ? new BloomFilterPolicy(10) : options.filterPolicy;
+  if (
+    filterPolicy !== null &&
+    (typeof filterPolicy !== 'object' ||
+      typeof filterPolicy.name !== 'string' ||
+      typeof filterPolicy.createFilter !== 'function' ||
+      typeof filterPolicy.keyMayMatch !== 'function' ||
+      typeof filterPolicy.newProbe !== 'function')
+  ) {
+    throw invalidArgument('option filterPolicy must implement FilterPolicy (name, createFilter, keyMayMatch, newProbe) or be null');
+  }
+  const fs = options.fs ?? new NodeFileSystem();
+  if (typeof fs !== 'object' || typeof fs.createWritable !== 'function') {
+    throw invalidArgument('option fs must implement FileSystem');
+  }
+  const resolved: ResolvedOptions = {
+    createIfMissing: bool(options, 'createIfMissing', true),
+    errorIfExists: bool(options, 'errorIfExists', false),
+    paranoidChecks: bool(options, 'paranoidChecks', true),
+    writeBufferSize: int(options, 'writeBufferSize', 4 * 1024 * 1024, 1024, 1 << 30),
+    blockSize: int(options, 'blockSize', 4096, 128, 64 * 1024 * 1024),
+    blockRestartInterval: int(options, 'blockRestartInterval', 16, 1, 1 << 16),
+    compression: COMPRESSION[compression],
+    filterPolicy,
+    filterScope,
+    blockCacheSize: int(options, 'blockCacheSize', 8 * 1024 * 1024, 0),
+    maxOpenFiles: int(options, 'maxOpenFiles', 1000, 10),
+    maxFileSize: int(options, 'maxFileSize', 2 * 1024 * 1024, 1024, 1 << 30),
+    l0CompactionTrigger: int(options, 'l0CompactionTrigger', 4, 1, 1000),
+    l0SlowdownTrigger: int(options, 'l0SlowdownTrigger', 8, 1, 1000),
+    l0StopTrigger: int(options, 'l0StopTrigger', 12, 1, 1000),
+    maxBytesForLevelBase: int(options, 'maxBytesForLevelBase', 10 * 1024 * 1024, 1024),
+    levelMultiplier: int(options, 'levelMultiplier', 10, 2, 1000),
+    verifyChecksums: bool(options, 'verifyChecksums', true),
+    memtableBloomBitsPerKey: int(options, 'memtableBloomBitsPerKey', 10, 0, 64),
+    fs,
+  };
+  if (!(resolved.l0CompactionTrigger <= resolved.l0SlowdownTrigger && resolved.l0SlowdownTrigger <= resolved.l0StopTrigger)) {
+    throw invalidArgument('options must satisfy l0CompactionTrigger <= l0SlowdownTrigger <= l0StopTrigger');
+  }
+  return resolved;
+}
