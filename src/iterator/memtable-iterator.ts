@@ -1,0 +1,121 @@
+/**
+ * The memtable seen as an InternalIterator: the merging iterator and the flush read it like any
+ * table. The skiplist stores (user key, sequence, type) apart; this adapter shows each entry as
+ * the internal key `user key ‖ fixed64(seq << 8 | type)`, built on demand into one reused buffer.
+ *
+ * Borrowing: `key()` is a view of that buffer, valid until the iterator moves (the buffer is
+ * rewritten, and replaced when it grows). `value()` is a view of the memtable's arena, which the
+ * memtable never overwrites, but callers must still treat it as borrowed (the contract).
+ *
+ * Owned by the database's JavaScript thread, like the memtable. The memtable must outlive the
+ * iterator (the database pins it until the iterator closes); `close()` only drops the position.
+ */
+import { getFixed32 } from '../format/coding.js';
+import { compareBytes } from '../format/comparator.js';
+import { INTERNAL_KEY_TRAILER_SIZE, MAX_SEQUENCE, writeTrailer, type ValueType } from '../format/internal-key.js';
+import type { MemTable, MemTableIterator } from '../memtable/memtable.js';
+import type { InternalIterator } from './internal-iterator.js';
+
+const EMPTY = new Uint8Array(0);
+const TWO_POW_24 = 16777216;
+/** A trailer's high half at or above this means a sequence above MAX_SEQUENCE (2^53 − 1). */
+const HI_ABOVE_MAX_SEQUENCE = 0x20000000;
+
+export class MemTableInternalIterator implements InternalIterator {
+  readonly #it: MemTableIterator;
+  #keyBuf = new Uint8Array(64);
+  /** The current internal key as a view of #keyBuf, or null when not built since the last move. */
+  #key: Uint8Array | null = null;
+
+  /** Iterates `source` (a memtable, or one of its iterators, which this adapter then owns). */
+  constructor(source: MemTable | MemTableIterator) {
+    this.#it = 'iterator' in source ? source.iterator() : source;
+  }
+
+  valid(): boolean {
+    return this.#it.valid;
+  }
+
+  seekToFirst(): void {
+    this.#key = null;
+    this.#it.seekToFirst();
+  }
+
+  seekToLast(): void {
+    this.#key = null;
+    this.#it.seekToLast();
+  }
+
+  /**
+   * The first entry ≥ `target` in internal-key order. The target's parts decide exactly: user
+   * key, then sequence descending, then type descending — so with an entry (k, s, VALUE) and the
+   * target (k, s, DELETION) the entry sorts first and the seek lands after it. A target sequence
+   * above MAX_SEQUENCE (LevelDB's 2^56 − 1 sentinel) precedes every stored version of its key.
+   * A malformed target (< 8 bytes) orders as an empty user key with a zero trailer, as in
+   * `compareInternalKeys`.
+   */
+  seek(target: Uint8Array): void {
+    this.#key = null;
+    const it = this.#it;
+    const n = target.length;
+    if (n < INTERNAL_KEY_TRAILER_SIZE) {
+      this.#seekParts(EMPTY, 0, 0);
+      return;
+    }
+    const userKey = target.subarray(0, n - INTERNAL_KEY_TRAILER_SIZE);
+    const lo = getFixed32(target, n - 8);
+    const hi = getFixed32(target, n - 4);
+    if (hi >= HI_ABOVE_MAX_SEQUENCE) {
+      // Every stored sequence is ≤ MAX_SEQUENCE < the target's: all versions of the key follow it.
+      it.seek(userKey, MAX_SEQUENCE);
+      return;
+    }
+    this.#seekParts(userKey, hi * TWO_POW_24 + (lo >>> 8), lo & 0xff);
+  }
+
+  #seekParts(userKey: Uint8Array, seq: number, type: number): void {
+    const it = this.#it;
+    it.seek(userKey, seq);
+    // The skiplist orders by (key, seq) only; an entry with the target's key and sequence but a
+    // larger type sorts before the target (trailer descending), so step past it.
+    if (it.valid && it.seq === seq && it.type > type) {
+      const k = it.key;
+      if (compareBytes(k, 0, k.length, userKey, 0, userKey.length) === 0) it.next();
+    }
+  }
+
+  next(): void {
+    this.#key = null;
+    this.#it.next();
+  }
+
+  /** O(log n): the skiplist has no back links (a search from the head, as in LevelDB). */
+  prev(): void {
+    this.#key = null;
+    this.#it.prev();
+  }
+
+  /** The current internal key, borrowed until the next move. Requires `valid()`. */
+  key(): Uint8Array {
+    if (this.#key !== null) return this.#key;
+    const it = this.#it;
+    const userKey = it.key;
+    const len = userKey.length + INTERNAL_KEY_TRAILER_SIZE;
+    if (len > this.#keyBuf.length) this.#keyBuf = new Uint8Array(Math.max(len, 2 * this.#keyBuf.length));
+    const buf = this.#keyBuf;
+    buf.set(userKey, 0);
+    writeTrailer(buf, userKey.length, it.seq, it.type as ValueType);
+    return (this.#key = buf.subarray(0, len));
+  }
+
+  /** The current value (empty for a deletion). Requires `valid()`. */
+  value(): Uint8Array {
+    return this.#it.value;
+  }
+
+  /** Drops the position; the memtable itself is released by whoever pinned it. Idempotent. */
+  close(): void {
+    this.#key = null;
+    this.#it.seekBefore(EMPTY, MAX_SEQUENCE); // nothing sorts before (empty key, max seq): invalid
+  }
+}

@@ -1,0 +1,226 @@
+/**
+ * MergingIterator: one sorted view over N sorted children (memtables, level-0 tables, levels),
+ * after LevelDB's table/merger.cc, with a binary heap instead of its linear scan.
+ *
+ * Order and ties: the merged sequence is ordered by (internal key, child index): when two
+ * children hold the same internal key (never the case for a database's sources, whose sequence
+ * numbers are unique, but defined anyway) the lower-indexed child's entry comes first. Reverse
+ * iteration yields exactly the mirror of that sequence.
+ *
+ * Invariant, forward: every child other than the current one is positioned at its first entry
+ * after the current (key, index) in that order, or is exhausted; the heap holds the valid
+ * children, smallest on top. Reverse: every other child is at its last entry before the current
+ * one; the heap is a max-heap. A direction switch repositions the other children with one seek
+ * each (then one step), as merger.cc does, and rebuilds the heap.
+ *
+ * Borrowing: `key()`/`value()` are the current child's, valid until this iterator moves. The
+ * children are owned: `close()` closes them all.
+ */
+import type { Comparator } from '../format/comparator.js';
+import { bytewiseInternalComparator } from '../format/internal-key-comparator.js';
+import type { InternalIterator } from './internal-iterator.js';
+
+const EMPTY = new Uint8Array(0);
+
+export class MergingIterator implements InternalIterator {
+  readonly #children: InternalIterator[];
+  readonly #compare: Comparator['compare'];
+  /** Each valid child's current key (its borrowed view, read once per move of that child). */
+  readonly #keys: Uint8Array[];
+  /** Child indexes of the valid children, heap-ordered; `#heap[0]` is the current child. */
+  readonly #heap: Int32Array;
+  #size = 0;
+  #forward = true;
+
+  /**
+   * @param children iterators over internal keys in `comparator`'s order (taken over: closed by
+   *   `close()`); may be empty, and any may be empty.
+   * @param comparator the internal-key order; the bytewise one by default.
+   */
+  constructor(children: readonly InternalIterator[], comparator: Comparator = bytewiseInternalComparator) {
+    this.#children = children.slice();
+    this.#compare = comparator.compare;
+    this.#keys = children.map(() => EMPTY);
+    this.#heap = new Int32Array(children.length);
+  }
+
+  valid(): boolean {
+    return this.#size > 0;
+  }
+
+  seekToFirst(): void {
+    const children = this.#children;
+    for (let i = 0; i < children.length; i++) children[i]!.seekToFirst();
+    this.#rebuild(true);
+  }
+
+  seekToLast(): void {
+    const children = this.#children;
+    for (let i = 0; i < children.length; i++) children[i]!.seekToLast();
+    this.#rebuild(false);
+  }
+
+  seek(target: Uint8Array): void {
+    const children = this.#children;
+    for (let i = 0; i < children.length; i++) children[i]!.seek(target);
+    this.#rebuild(true);
+  }
+
+  next(): void {
+    if (!this.#forward) this.#switchToForward();
+    const cur = this.#heap[0]!;
+    const child = this.#children[cur]!;
+    child.next();
+    this.#replaceTop(cur, child);
+  }
+
+  prev(): void {
+    if (this.#forward) this.#switchToReverse();
+    const cur = this.#heap[0]!;
+    const child = this.#children[cur]!;
+    child.prev();
+    this.#replaceTop(cur, child);
+  }
+
+  /** The current entry's internal key, borrowed until the next move. Requires `valid()`. */
+  key(): Uint8Array {
+    return this.#keys[this.#heap[0]!]!;
+  }
+
+  /** The current entry's value, borrowed until the next move. Requires `valid()`. */
+  value(): Uint8Array {
+    return this.#children[this.#heap[0]!]!.value();
+  }
+
+  /** Closes every child (each close is idempotent, so this is too). */
+  close(): void {
+    this.#size = 0;
+    const children = this.#children;
+    let first: unknown;
+    for (let i = 0; i < children.length; i++) {
+      try {
+        children[i]!.close();
+      } catch (err) {
+        first ??= err; // close the rest anyway: each may pin blocks or files
+      }
+    }
+    this.#keys.fill(EMPTY);
+    if (first !== undefined) throw first;
+  }
+
+  /**
+   * From reverse to forward at the current entry (K, c): child i < c goes to its first key > K,
+   * child i > c to its first key ≥ K — the first entries after (K, c) in the merged order.
+   */
+  #switchToForward(): void {
+    const children = this.#children;
+    const cur = this.#heap[0]!;
+    const target = this.#keys[cur]!; // stays valid: the current child does not move here
+    const compare = this.#compare;
+    for (let i = 0; i < children.length; i++) {
+      if (i === cur) continue;
+      const child = children[i]!;
+      child.seek(target);
+      if (i < cur && child.valid()) {
+        const k = child.key();
+        if (compare(k, 0, k.length, target, 0, target.length) === 0) child.next();
+      }
+    }
+    this.#rebuild(true);
+  }
+
+  /**
+   * From forward to reverse at (K, c): child i < c goes to its last key ≤ K, child i > c to its
+   * last key < K — the last entries before (K, c) in the merged order.
+   */
+  #switchToReverse(): void {
+    const children = this.#children;
+    const cur = this.#heap[0]!;
+    const target = this.#keys[cur]!;
+    const compare = this.#compare;
+    for (let i = 0; i < children.length; i++) {
+      if (i === cur) continue;
+      const child = children[i]!;
+      child.seek(target);
+      if (!child.valid()) {
+        child.seekToLast();
+      } else if (i > cur) {
+        child.prev();
+      } else {
+        const k = child.key();
+        if (compare(k, 0, k.length, target, 0, target.length) !== 0) child.prev();
+      }
+    }
+    this.#rebuild(false);
+  }
+
+  /** Reads every child's key and heapifies the valid ones for the given direction. */
+  #rebuild(forward: boolean): void {
+    this.#forward = forward;
+    const children = this.#children;
+    const keys = this.#keys;
+    const heap = this.#heap;
+    let size = 0;
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i]!;
+      if (child.valid()) {
+        keys[i] = child.key();
+        heap[size++] = i;
+      } else {
+        keys[i] = EMPTY;
+      }
+    }
+    this.#size = size;
+    for (let i = (size >>> 1) - 1; i >= 0; i--) this.#siftDown(i);
+  }
+
+  /** After the top child `cur` moved: re-read its key and restore the heap. */
+  #replaceTop(cur: number, child: InternalIterator): void {
+    if (child.valid()) {
+      this.#keys[cur] = child.key();
+    } else {
+      this.#keys[cur] = EMPTY;
+      const last = --this.#size;
+      if (last === 0) return;
+      this.#heap[0] = this.#heap[last]!;
+    }
+    this.#siftDown(0);
+  }
+
+  /** True if child `a`'s entry comes before child `b`'s in the current direction. */
+  #before(a: number, b: number): boolean {
+    const ka = this.#keys[a]!;
+    const kb = this.#keys[b]!;
+    const c = this.#compare(ka, 0, ka.length, kb, 0, kb.length);
+    if (this.#forward) return c < 0 || (c === 0 && a < b);
+    return c > 0 || (c === 0 && a > b);
+  }
+
+  #siftDown(pos: number): void {
+    const heap = this.#heap;
+    const size = this.#size;
+    const item = heap[pos]!;
+    for (;;) {
+      let child = 2 * pos + 1;
+      if (child >= size) break;
+      const right = child + 1;
+      if (right < size && this.#before(heap[right]!, heap[child]!)) child = right;
+      if (!this.#before(heap[child]!, item)) break;
+      heap[pos] = heap[child]!;
+      pos = child;
+    }
+    heap[pos] = item;
+  }
+}
+
+/**
+ * A merged view of `children`: the child itself when there is one (no merging cost), an empty
+ * iterator when there is none, else a MergingIterator. Takes ownership of the children.
+ */
+export function newMergingIterator(
+  children: readonly InternalIterator[],
+  comparator: Comparator = bytewiseInternalComparator,
+): InternalIterator {
+  if (children.length === 1) return children[0]!;
+  return new MergingIterator(children, comparator);
+}

@@ -1,0 +1,46 @@
+/**
+ * Test sources of internal-key entries in each real form: a memtable (filled in random order)
+ * and a block (random restart interval), the latter wrapped as an InternalIterator.
+ */
+import { bytewiseInternalComparator } from '../../src/format/internal-key-comparator.js';
+import { readSequence, type ValueType } from '../../src/format/internal-key.js';
+import type { InternalIterator } from '../../src/iterator/internal-iterator.js';
+import { MemTable } from '../../src/memtable/memtable.js';
+import { Block } from '../../src/sstable/block.js';
+import { BlockBuilder } from '../../src/sstable/block-builder.js';
+import type { Entry } from './array-iterator.js';
+
+/** A memtable holding `entries` (distinct (user key, seq)), added in a random order. */
+export function memTableOf(entries: readonly Entry[], random: () => number): MemTable {
+  const mem = new MemTable();
+  const order = entries.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  for (const i of order) {
+    const { key, value } = entries[i]!;
+    const n = key.length;
+    mem.add(readSequence(key, n), key[n - 8] as ValueType, key.subarray(0, n - 8), value);
+  }
+  return mem;
+}
+
+/** A block iterator over `entries` with a random restart interval (1..16), as an InternalIterator. */
+export function blockIteratorOf(entries: readonly Entry[], random: () => number): InternalIterator {
+  const builder = new BlockBuilder(1 + Math.floor(random() * 16), 64);
+  for (const e of entries) builder.add(e.key, e.value);
+  const block = new Block(builder.finish().slice());
+  const it = block.newIterator(bytewiseInternalComparator);
+  return {
+    valid: () => it.valid(),
+    seekToFirst: () => it.seekToFirst(),
+    seekToLast: () => it.seekToLast(),
+    seek: (target) => it.seek(target),
+    next: () => it.next(),
+    prev: () => it.prev(),
+    key: () => it.key(),
+    value: () => it.value(),
+    close: () => {},
+  };
+}
