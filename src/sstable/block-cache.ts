@@ -1,0 +1,181 @@
+/**
+ * BlockCache: an LRU of uncompressed, checksum-verified data blocks, bounded by bytes (LevelDB's
+ * block cache, 8 MiB by default). Keyed by (cache id, block offset): a cache id names one table
+ * file for as long as the file lives (`newId()` hands out fresh ones; the table cache keeps one per
+ * file number, so a table closed and reopened finds its blocks still here — a table file never
+ * changes). When a file is deleted its blocks go with `eraseTable(id)`.
+ *
+ * Costs: `lookup` and `insert` are O(1): a Map per cache id (offset → entry; numbers, no string
+ * keys) and an intrusive doubly linked list in recency order. A block is charged its contents'
+ * byte length. `insert` of a block larger than the whole capacity does not cache it (capacity 0
+ * caches nothing: the "cold" setting).
+ *
+ * Pinning: blocks are immutable and garbage-collected, so a reader keeps using a block it holds
+ * after the cache evicts it; eviction only stops charging for it. Single-threaded (main thread).
+ */
+import { invalidArgument } from '../errors.js';
+import type { Block } from './block.js';
+
+/** LevelDB's default block cache capacity. */
+export const DEFAULT_BLOCK_CACHE_CAPACITY = 8 * 1024 * 1024;
+
+class Entry {
+  prev: Entry = this;
+  next: Entry = this;
+  constructor(
+    readonly id: number,
+    readonly offset: number,
+    readonly block: Block,
+    readonly charge: number,
+  ) {}
+}
+
+export class BlockCache {
+  private capacityBytes: number;
+  private usageBytes = 0;
+  private count = 0;
+  private readonly tables = new Map<number, Map<number, Entry>>();
+  /** Sentinel of the recency list: `head.next` is the least recently used entry. */
+  private readonly head: Entry;
+  private lastId = 0;
+  /** `lookup` calls that found the block. */
+  hits = 0;
+  /** `lookup` calls that did not. */
+  misses = 0;
+  /** Blocks dropped to make room. */
+  evictions = 0;
+
+  /** @param capacity bytes of block contents to keep (an integer >= 0). @defaultValue 8 MiB */
+  constructor(capacity: number = DEFAULT_BLOCK_CACHE_CAPACITY) {
+    this.capacityBytes = checkCapacity(capacity);
+    this.head = new Entry(-1, -1, undefined as unknown as Block, 0);
+  }
+
+  get capacity(): number {
+    return this.capacityBytes;
+  }
+
+  /** Bytes charged for the blocks held now (≤ capacity). */
+  get usage(): number {
+    return this.usageBytes;
+  }
+
+  /** Blocks held now. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** A cache id no other caller has been given by this cache (positive integers). */
+  newId(): number {
+    return ++this.lastId;
+  }
+
+  /** The block at (`id`, `offset`), marked most recently used; counts a hit or a miss. */
+  lookup(id: number, offset: number): Block | undefined {
+    const entry = this.tables.get(id)?.get(offset);
+    if (entry === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
+    const head = this.head;
+    if (entry.next !== head) {
+      unlink(entry);
+      linkBefore(head, entry);
+    }
+    return entry.block;
+  }
+
+  /**
+   * Caches `block` at (`id`, `offset`) as most recently used, charged `charge` bytes (default:
+   * its contents' length), evicting least recently used blocks until it fits. Replaces an entry
+   * already there. A block charged more than the capacity is not cached.
+   */
+  insert(id: number, offset: number, block: Block, charge: number = block.data.byteLength): void {
+    const existing = this.tables.get(id);
+    const old = existing?.get(offset);
+    if (old !== undefined) this.remove(old, existing!);
+    if (charge > this.capacityBytes) return;
+    this.evictFor(charge);
+    // Looked up again: removing and evicting may have dropped the id's map.
+    let table = this.tables.get(id);
+    if (table === undefined) {
+      table = new Map();
+      this.tables.set(id, table);
+    }
+    const entry = new Entry(id, offset, block, charge);
+    table.set(offset, entry);
+    linkBefore(this.head, entry);
+    this.usageBytes += charge;
+    this.count++;
+  }
+
+  /** Drops every block of cache id `id` (its file was deleted, or will never be read again). */
+  eraseTable(id: number): void {
+    const table = this.tables.get(id);
+    if (table === undefined) return;
+    for (const entry of table.values()) {
+      unlink(entry);
+      this.usageBytes -= entry.charge;
+      this.count--;
+    }
+    this.tables.delete(id);
+  }
+
+  /** Drops every block (hit and miss counters stay). */
+  clear(): void {
+    this.tables.clear();
+    this.head.next = this.head.prev = this.head;
+    this.usageBytes = 0;
+    this.count = 0;
+  }
+
+  /** Changes the capacity, evicting least recently used blocks if the usage is now above it. */
+  setCapacity(capacity: number): void {
+    this.capacityBytes = checkCapacity(capacity);
+    this.evictFor(0);
+  }
+
+  /** Sets hits, misses and evictions to zero. */
+  resetCounters(): void {
+    this.hits = this.misses = this.evictions = 0;
+  }
+
+  private evictFor(charge: number): void {
+    const head = this.head;
+    while (this.usageBytes + charge > this.capacityBytes && head.next !== head) {
+      const victim = head.next;
+      this.remove(victim, this.tables.get(victim.id)!);
+      this.evictions++;
+    }
+  }
+
+  private remove(entry: Entry, table: Map<number, Entry>): void {
+    unlink(entry);
+    table.delete(entry.offset);
+    if (table.size === 0) this.tables.delete(entry.id);
+    this.usageBytes -= entry.charge;
+    this.count--;
+  }
+}
+
+function checkCapacity(capacity: number): number {
+  if (!Number.isSafeInteger(capacity) || capacity < 0) {
+    throw invalidArgument(`block cache capacity must be an integer >= 0, got ${String(capacity)}`);
+  }
+  return capacity;
+}
+
+function unlink(entry: Entry): void {
+  entry.prev.next = entry.next;
+  entry.next.prev = entry.prev;
+  entry.prev = entry.next = entry;
+}
+
+/** Links `entry` just before `head`, i.e. as the most recently used. */
+function linkBefore(head: Entry, entry: Entry): void {
+  entry.prev = head.prev;
+  entry.next = head;
+  head.prev.next = entry;
+  head.prev = entry;
+}

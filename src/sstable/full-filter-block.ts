@@ -1,0 +1,96 @@
+/**
+ * The whole-table filter (metaindex `fullfilter.<policy name>`, RocksDB's "full filter" idea):
+ * ONE filter, made by the policy, over every distinct user key of the table. The block is the
+ * policy's filter bytes exactly as `createFilter` returned them (no header: the policy's own
+ * format stores its parameters), followed like every block by its 5-byte trailer.
+ *
+ *   filter bytes (policy-defined)  ‖  trailer (type 0 ‖ masked crc32c)
+ *
+ * A point lookup asks it before searching the index, so a table that cannot hold the key costs
+ * one filter probe and no block search. LevelDB does not know the name and ignores the block.
+ *
+ * Builder call order: `addKey`* (user keys in table order) → `finish()` once. Keys are kept flat
+ * (one growing byte buffer and an offset array, no object per key) until `finish`, which hands
+ * `createFilter` one view per distinct key: the seam takes an array of keys, so that one array
+ * of views per table is the only per-key allocation. A key equal to the previous one (another
+ * version of the same user key) is not added again, so the policy sizes the filter by distinct
+ * keys.
+ *
+ * Reader contract: `fullFilterMayMatch` answers from the policy probe; a malformed filter means
+ * "may match" by the FilterProbe contract.
+ */
+import { invalidArgument } from '../errors.js';
+import type { FilterPolicy, FilterProbe } from '../filter/policy.js';
+
+export class FullFilterBuilder {
+  readonly policy: FilterPolicy;
+  private keyBytes = new Uint8Array(4096);
+  private keyBytesLen = 0;
+  /** Start of key i in `keyBytes`; key i ends where key i + 1 starts (the last at keyBytesLen). */
+  private keyStarts = new Uint32Array(256);
+  private numKeys = 0;
+  private finished = false;
+
+  constructor(policy: FilterPolicy) {
+    this.policy = policy;
+  }
+
+  /** Distinct keys added so far. */
+  get keyCount(): number {
+    return this.numKeys;
+  }
+
+  /** Adds the user key `key[start, end)` (copied) unless it equals the previous key. */
+  addKey(key: Uint8Array, start: number, end: number): void {
+    if (this.finished) throw invalidArgument('FullFilterBuilder.addKey after finish');
+    const n = end - start;
+    if (this.numKeys > 0 && this.equalsLast(key, start, n)) return;
+    if (this.keyBytesLen + n > this.keyBytes.length) {
+      const grown = new Uint8Array(Math.max(this.keyBytesLen + n, 2 * this.keyBytes.length));
+      grown.set(this.keyBytes.subarray(0, this.keyBytesLen));
+      this.keyBytes = grown;
+    }
+    if (this.numKeys === this.keyStarts.length) {
+      const grown = new Uint32Array(2 * this.keyStarts.length);
+      grown.set(this.keyStarts);
+      this.keyStarts = grown;
+    }
+    this.keyStarts[this.numKeys++] = this.keyBytesLen;
+    const dst = this.keyBytes;
+    let p = this.keyBytesLen;
+    for (let i = start; i < end; i++) dst[p++] = key[i]!;
+    this.keyBytesLen = p;
+  }
+
+  /**
+   * The filter over every key added (an owned array from the policy). Single use: the key
+   * buffers are released.
+   */
+  finish(): Uint8Array {
+    if (this.finished) throw invalidArgument('FullFilterBuilder.finish called twice');
+    this.finished = true;
+    const n = this.numKeys;
+    const views = new Array<Uint8Array>(n);
+    for (let i = 0; i < n; i++) {
+      const end = i + 1 < n ? this.keyStarts[i + 1]! : this.keyBytesLen;
+      views[i] = this.keyBytes.subarray(this.keyStarts[i]!, end);
+    }
+    const filter = this.policy.createFilter(views);
+    this.keyBytes = new Uint8Array(0);
+    this.keyStarts = new Uint32Array(0);
+    return filter;
+  }
+
+  private equalsLast(key: Uint8Array, start: number, n: number): boolean {
+    const lastStart = this.keyStarts[this.numKeys - 1]!;
+    if (this.keyBytesLen - lastStart !== n) return false;
+    const buf = this.keyBytes;
+    for (let i = 0; i < n; i++) if (buf[lastStart + i] !== key[start + i]) return false;
+    return true;
+  }
+}
+
+/** False only if no key of the table is the key `probe` was set to. */
+export function fullFilterMayMatch(filter: Uint8Array, probe: FilterProbe): boolean {
+  return probe.mayMatch(filter, 0, filter.length);
+}

@@ -1,0 +1,155 @@
+/**
+ * The iterator over one table's entries: a two-level iterator (LevelDB's
+ * table/two_level_iterator.cc). The index block iterator chooses the data block; a data block
+ * iterator walks it. Forward and backward, with seeks; empty data blocks (LevelDB never writes
+ * them, a foreign writer might) are skipped in both directions.
+ *
+ * Pinning: the iterator holds the index block and the current data block (its own references;
+ * the block cache may evict them meanwhile). `close()` drops them and tells the owner (the table
+ * cache releases its hold on the table). Keys and values are borrowed until the next move.
+ *
+ * Errors: a block that fails to read or verify throws CORRUPTION (or IO_ERROR) from the move that
+ * needed it, and leaves the iterator invalid.
+ */
+import { ErrorCode, invalidArgument, SieveError } from '../errors.js';
+import type { InternalIterator } from '../iterator/internal-iterator.js';
+import { Block, BlockIterator } from './block.js';
+import { BlockHandle } from './footer.js';
+import type { Table } from './table.js';
+
+export interface TableIteratorOptions {
+  /**
+   * Put the data blocks read into the block cache. A compaction's scan reads each block once and
+   * passes false, so it does not flush the blocks lookups need. @defaultValue true
+   */
+  fillCache?: boolean;
+}
+
+/** An empty block: the data iterator's target before any block is loaded. */
+const NO_ENTRIES = new Block(new Uint8Array(4));
+
+export class TableIterator implements InternalIterator {
+  /** Called once by `close()` (the table cache's release of its reference). */
+  onClose: (() => void) | undefined;
+  private table: Table | undefined;
+  private readonly fillCache: boolean;
+  private readonly index: BlockIterator;
+  private readonly data: BlockIterator;
+  /** True when `data` holds the block at `dataOffset`. */
+  private dataLoaded = false;
+  private dataOffset = -1;
+  private readonly handle = new BlockHandle();
+
+  constructor(table: Table, options: TableIteratorOptions = {}) {
+    this.table = table;
+    this.fillCache = options.fillCache ?? true;
+    this.index = table.indexBlock.newIterator(table.comparator);
+    this.data = new BlockIterator(table.comparator, NO_ENTRIES);
+  }
+
+  valid(): boolean {
+    return this.dataLoaded && this.data.valid();
+  }
+
+  seekToFirst(): void {
+    this.checkOpen().index.seekToFirst();
+    this.loadDataBlock();
+    if (this.dataLoaded) this.data.seekToFirst();
+    this.skipEmptyForward();
+  }
+
+  seekToLast(): void {
+    this.checkOpen().index.seekToLast();
+    this.loadDataBlock();
+    if (this.dataLoaded) this.data.seekToLast();
+    this.skipEmptyBackward();
+  }
+
+  /** Positions at the first entry ≥ `target` (an internal key). */
+  seek(target: Uint8Array): void {
+    this.checkOpen().index.seek(target);
+    this.loadDataBlock();
+    if (this.dataLoaded) this.data.seek(target);
+    this.skipEmptyForward();
+  }
+
+  next(): void {
+    if (!this.valid()) throw invalidArgument('TableIterator.next on an invalid iterator');
+    this.data.next();
+    this.skipEmptyForward();
+  }
+
+  prev(): void {
+    if (!this.valid()) throw invalidArgument('TableIterator.prev on an invalid iterator');
+    this.data.prev();
+    this.skipEmptyBackward();
+  }
+
+  /** The current internal key, borrowed until the iterator moves. Requires `valid()`. */
+  key(): Uint8Array {
+    return this.data.key();
+  }
+
+  /** The current value, borrowed until the iterator moves. Requires `valid()`. */
+  value(): Uint8Array {
+    return this.data.value();
+  }
+
+  /** Releases the blocks and the table; idempotent. Any later call but `valid`/`close` throws CLOSED. */
+  close(): void {
+    if (this.table === undefined) return;
+    this.table = undefined;
+    this.dataLoaded = false;
+    this.data.setBlock(NO_ENTRIES);
+    this.index.setBlock(NO_ENTRIES);
+    const onClose = this.onClose;
+    this.onClose = undefined;
+    onClose?.();
+  }
+
+  private checkOpen(): this {
+    if (this.table === undefined) throw new SieveError(ErrorCode.CLOSED, 'table iterator is closed');
+    return this;
+  }
+
+  /** Loads the block the index points at (unless it is loaded already); unloads if none. */
+  private loadDataBlock(): void {
+    const index = this.index;
+    if (!index.valid()) {
+      this.dataLoaded = false;
+      return;
+    }
+    const handle = this.handle;
+    const table = this.table!;
+    handle.decodeFrom(index.data, index.valueStart, index.valueEnd, table.path, table.indexBlock.offset);
+    if (this.dataLoaded && handle.offset === this.dataOffset) return;
+    this.dataLoaded = false;
+    this.data.setBlock(table.readBlock(handle, this.fillCache));
+    this.dataOffset = handle.offset;
+    this.dataLoaded = true;
+  }
+
+  private skipEmptyForward(): void {
+    while (!this.dataLoaded || !this.data.valid()) {
+      if (!this.index.valid()) {
+        this.dataLoaded = false;
+        return;
+      }
+      this.index.next();
+      this.loadDataBlock();
+      if (this.dataLoaded) this.data.seekToFirst();
+    }
+  }
+
+  private skipEmptyBackward(): void {
+    while (!this.dataLoaded || !this.data.valid()) {
+      if (!this.index.valid()) {
+        this.dataLoaded = false;
+        return;
+      }
+      this.index.prev();
+      this.loadDataBlock();
+      if (this.dataLoaded) this.data.seekToLast();
+    }
+  }
+}

@@ -1,0 +1,370 @@
+/**
+ * Reads one table file (LevelDB's table/table.cc), made by TableBuilder or by LevelDB.
+ *
+ * `Table.open` reads the footer, then the index, metaindex, filter and properties blocks once
+ * (always checksum-verified) and keeps them; data blocks are read on demand, through the block
+ * cache when there is one. All I/O goes through the FileSystem seam.
+ *
+ * Untrusted bytes: every block handle is checked against the file size (a block and its trailer
+ * must end before the footer) before anything is allocated for it; every block read verifies its
+ * checksum (data blocks unless `verifyChecksums: false`) before it is decompressed or parsed; the
+ * block, handle, varint and compression decoders bound every length. Any failure is a SieveError
+ * CORRUPTION naming the file and offset — never a crash, a hang, a wrong value, or an allocation
+ * larger than the file (decompression is bounded too, and only runs on verified bytes).
+ *
+ * Lookups are synchronous and allocation-free in the steady state (reused scratch iterators and
+ * handle, the caller's KeyProbes and result). A Table is used from one thread. `close()` closes
+ * the file: calls after it throw CLOSED; iterators still open read a closed file (IO_ERROR) —
+ * the table cache closes a table only when no iterator holds it.
+ */
+import { corruption, ErrorCode, SieveError } from '../errors.js';
+import type { KeyProbes } from '../filter/key-probes.js';
+import type { FilterPolicy } from '../filter/policy.js';
+import { getFixed32 } from '../format/coding.js';
+import { bytewiseInternalComparator, type InternalKeyComparator } from '../format/internal-key-comparator.js';
+import { INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js';
+import type { FileSystem, RandomAccessFile } from '../fs/file-system.js';
+import { Block, BlockIterator } from './block.js';
+import type { BlockCache } from './block-cache.js';
+import { BLOCK_TRAILER_SIZE, decodeBlockContents } from './block-trailer.js';
+import { FilterBlockReader } from './filter-block.js';
+import { BlockHandle, Footer, FOOTER_SIZE } from './footer.js';
+import { fullFilterMayMatch } from './full-filter-block.js';
+import {
+  BLOCK_FILTER_PREFIX,
+  decodeMetaindex,
+  FULL_FILTER_PREFIX,
+  type FilterScope,
+  PROPERTIES_BLOCK_NAME,
+} from './metaindex.js';
+import { decodeTableProperties, type TableProperties } from './table-properties.js';
+import { TableIterator, type TableIteratorOptions } from './table-iterator.js';
+import { TableStats } from './table-stats.js';
+
+/** Outcome of `Table.get` for one user key. */
+export const GetStatus = {
+  /** The table has no entry for the key visible at the lookup's sequence. */
+  NOT_FOUND: 0,
+  /** The newest visible entry is a value: `result.value`. */
+  FOUND: 1,
+  /** The newest visible entry is a deletion marker: the key is absent, look no further. */
+  DELETED: 2,
+} as const;
+export type GetStatus = (typeof GetStatus)[keyof typeof GetStatus];
+
+const EMPTY = new Uint8Array(0);
+const TWO_POW_24 = 16777216;
+
+/**
+ * The caller-owned result of `Table.get`, reused across lookups. For FOUND, the value is
+ * `data[valueStart, valueEnd)`: a view into a block, whose bytes are never overwritten (blocks are
+ * immutable), so it stays correct; but it keeps the whole block alive — copy the value before
+ * keeping it for long. `value` makes the view.
+ */
+export class TableGetResult {
+  status: GetStatus = GetStatus.NOT_FOUND;
+  data: Uint8Array = EMPTY;
+  valueStart = 0;
+  valueEnd = 0;
+  /** Sequence number of the entry found (FOUND or DELETED). */
+  sequence = 0;
+
+  get value(): Uint8Array {
+    return this.data.subarray(this.valueStart, this.valueEnd);
+  }
+}
+
+export interface TableOptions {
+  /** The file's size (from the MANIFEST); default: the size the file system reports. */
+  fileSize?: number;
+  /**
+   * This file's id in the block cache: stable across reopenings of the file (the table cache
+   * keeps one per file number). Default: a fresh `blockCache.newId()`, whose blocks `close()`
+   * erases.
+   */
+  cacheId?: number;
+  /** Policies a filter may have been written by; matched by name. Unknown → no filter. */
+  filterPolicies?: readonly FilterPolicy[];
+  /** Cache for data blocks; none → every data block read goes to the file. */
+  blockCache?: BlockCache;
+  /** Verify data block checksums (meta blocks are always verified). @defaultValue true */
+  verifyChecksums?: boolean;
+  /** An aggregate sink every counter is also added to. */
+  stats?: TableStats;
+  /** @defaultValue the bytewise internal-key comparator */
+  comparator?: InternalKeyComparator;
+}
+
+export class Table {
+  readonly path: string;
+  readonly fileSize: number;
+  readonly comparator: InternalKeyComparator;
+  /** This table's own counters (`options.stats` gets the same increments). */
+  readonly stats = new TableStats();
+  /** Decoded properties block; undefined for tables without one (LevelDB's). */
+  readonly properties: TableProperties | undefined;
+  /** Name of the policy that wrote the table's filter (known or not); undefined: no filter. */
+  readonly filterPolicyName: string | undefined;
+  readonly filterScope: FilterScope | undefined;
+  /** The policy used to read the filter; undefined when there is none or its name is unknown. */
+  readonly filterPolicy: FilterPolicy | undefined;
+  readonly cacheId: number;
+
+  private readonly file: RandomAccessFile;
+  private readonly sink: TableStats;
+  private readonly blockCache: BlockCache | undefined;
+  private readonly ownsCacheId: boolean;
+  private readonly verifyChecksums: boolean;
+  /** File offset of the footer: every block and trailer must end at or before it. */
+  private readonly footerOffset: number;
+  /** Where the data blocks end (the first meta block), for approximateOffsetOf. */
+  private readonly dataEnd: number;
+  /** @internal the index block, for iterators. */
+  readonly indexBlock: Block;
+  private readonly blockFilter: FilterBlockReader | undefined;
+  private readonly fullFilter: Uint8Array | undefined;
+  private readonly indexIter: BlockIterator;
+  private readonly dataIter: BlockIterator;
+  private readonly handle = new BlockHandle();
+  private closed = false;
+
+  private constructor(path: string, file: RandomAccessFile, fileSize: number, options: TableOptions) {
+    this.path = path;
+    this.file = file;
+    this.fileSize = fileSize;
+    this.comparator = options.comparator ?? bytewiseInternalComparator;
+    this.sink = options.stats ?? new TableStats();
+    this.blockCache = options.blockCache;
+    this.verifyChecksums = options.verifyChecksums ?? true;
+    this.ownsCacheId = options.cacheId === undefined;
+    this.cacheId = options.cacheId ?? this.blockCache?.newId() ?? 0;
+
+    if (fileSize < FOOTER_SIZE) {
+      throw corruption(`file too short to be an sstable (${fileSize} bytes)`, { file: path, offset: 0 });
+    }
+    this.footerOffset = fileSize - FOOTER_SIZE;
+    const footer = Footer.decode(this.readExactly(this.footerOffset, FOOTER_SIZE), 0, path, this.footerOffset);
+
+    this.indexBlock = this.readBlockFromFile(footer.indexHandle, true, 'index');
+    const meta = decodeMetaindex(this.readBlockFromFile(footer.metaindexHandle, true, 'metaindex'));
+    let dataEnd = footer.metaindexHandle.offset;
+    for (const h of meta.values()) if (h.offset < dataEnd) dataEnd = h.offset;
+    this.dataEnd = dataEnd;
+
+    // The filter: a full-table filter of a known policy, else a per-block one of a known policy.
+    let found: { name: string; scope: FilterScope; handle: BlockHandle; policy?: FilterPolicy } | undefined;
+    for (const [name, handle] of meta) {
+      const scope: FilterScope | undefined = name.startsWith(FULL_FILTER_PREFIX)
+        ? 'table'
+        : name.startsWith(BLOCK_FILTER_PREFIX)
+          ? 'block'
+          : undefined;
+      if (scope === undefined) continue;
+      const policyName = name.slice(scope === 'table' ? FULL_FILTER_PREFIX.length : BLOCK_FILTER_PREFIX.length);
+      const policy = options.filterPolicies?.find((p) => p.name === policyName);
+      const better = found === undefined || (policy !== undefined && (found.policy === undefined || scope === 'table'));
+      if (better) found = { name: policyName, scope, handle, policy };
+    }
+    this.filterPolicyName = found?.name;
+    this.filterScope = found?.scope;
+    this.filterPolicy = found?.policy;
+    if (found?.policy !== undefined) {
+      const contents = this.readBlockContents(found.handle, true, 'filter');
+      if (found.scope === 'table') this.fullFilter = contents;
+      else this.blockFilter = new FilterBlockReader(contents);
+    }
+
+    const propsHandle = meta.get(PROPERTIES_BLOCK_NAME);
+    this.properties =
+      propsHandle === undefined ? undefined : decodeTableProperties(this.readBlockFromFile(propsHandle, true, 'properties'));
+
+    this.indexIter = this.indexBlock.newIterator(this.comparator);
+    this.dataIter = new BlockIterator(this.comparator, this.indexBlock);
+  }
+
+  /**
+   * Opens the table at `path`. Throws IO_ERROR if the file cannot be opened or read, CORRUPTION
+   * if its footer, index, metaindex, filter or properties block is damaged (the file is closed
+   * again in both cases).
+   */
+  static open(fs: FileSystem, path: string, options: TableOptions = {}): Table {
+    const file = fs.openReadable(path);
+    try {
+      return new Table(path, file, options.fileSize ?? file.size, options);
+    } catch (err) {
+      file.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Looks up `userKey` as of the sequence in `lookupKey` (= userKey ‖ fixed64(seq << 8 |
+   * VALUE_TYPE_FOR_SEEK)): finds the first entry ≥ lookupKey and reports FOUND (its value in
+   * `result`), DELETED or NOT_FOUND according to whether its user key is `userKey`. `probes` must
+   * have been `reset(userKey)` for this lookup: the filter asks it for the policy's probe, so the
+   * key is hashed once across all the tables of one lookup. Returns `result.status`.
+   *
+   * The full-table filter is asked before the index; the per-block filter about the one block the
+   * index points to, which is read only if the filter says it may hold the key.
+   */
+  get(lookupKey: Uint8Array, userKey: Uint8Array, probes: KeyProbes, result: TableGetResult): GetStatus {
+    if (this.closed) throw closedError(this.path);
+    result.status = GetStatus.NOT_FOUND;
+    result.data = EMPTY;
+    result.valueStart = result.valueEnd = 0;
+    const stats = this.stats;
+    const sink = this.sink;
+    let filterSaidMaybe = false;
+    if (this.fullFilter !== undefined) {
+      stats.filterChecks++;
+      sink.filterChecks++;
+      if (!fullFilterMayMatch(this.fullFilter, probes.probeFor(this.filterPolicy!))) {
+        stats.filterNegatives++;
+        sink.filterNegatives++;
+        return GetStatus.NOT_FOUND;
+      }
+      filterSaidMaybe = true;
+    }
+    const index = this.indexIter;
+    index.seek(lookupKey);
+    if (index.valid()) {
+      const handle = this.handle;
+      handle.decodeFrom(index.data, index.valueStart, index.valueEnd, this.path, this.indexBlock.offset);
+      if (this.blockFilter !== undefined) {
+        stats.filterChecks++;
+        sink.filterChecks++;
+        if (!this.blockFilter.keyMayMatch(handle.offset, probes.probeFor(this.filterPolicy!))) {
+          stats.filterNegatives++;
+          sink.filterNegatives++;
+          return GetStatus.NOT_FOUND;
+        }
+        filterSaidMaybe = true;
+      }
+      const it = this.dataIter;
+      it.setBlock(this.readBlock(handle, true));
+      it.seek(lookupKey);
+      if (it.valid()) {
+        const keyLen = it.keyLen;
+        const keyBuf = it.keyBuf;
+        if (keyLen < INTERNAL_KEY_TRAILER_SIZE) this.badEntry(handle.offset, `an internal key of ${keyLen} bytes`);
+        const userEnd = keyLen - INTERNAL_KEY_TRAILER_SIZE;
+        if (this.comparator.user.compare(keyBuf, 0, userEnd, userKey, 0, userKey.length) === 0) {
+          const type = keyBuf[userEnd]!;
+          result.sequence = getFixed32(keyBuf, userEnd + 4) * TWO_POW_24 + (getFixed32(keyBuf, userEnd) >>> 8);
+          if (type === ValueType.VALUE) {
+            result.status = GetStatus.FOUND;
+            result.data = it.data;
+            result.valueStart = it.valueStart;
+            result.valueEnd = it.valueEnd;
+          } else if (type === ValueType.DELETION) {
+            result.status = GetStatus.DELETED;
+          } else {
+            this.badEntry(handle.offset, `value type ${type}`);
+          }
+        }
+      }
+    }
+    if (result.status === GetStatus.NOT_FOUND && filterSaidMaybe) {
+      stats.filterFalsePositives++;
+      sink.filterFalsePositives++;
+    }
+    return result.status;
+  }
+
+  /** A two-level iterator over every entry (see table-iterator.ts). Close it when done. */
+  newIterator(options: TableIteratorOptions = {}): TableIterator {
+    if (this.closed) throw closedError(this.path);
+    return new TableIterator(this, options);
+  }
+
+  /**
+   * The approximate file offset where entries ≥ `internalKey` begin: the offset of the data block
+   * the index points to, or the end of the data blocks for a key past the last one.
+   */
+  approximateOffsetOf(internalKey: Uint8Array): number {
+    if (this.closed) throw closedError(this.path);
+    const index = this.indexIter;
+    index.seek(internalKey);
+    if (!index.valid()) return this.dataEnd;
+    this.handle.decodeFrom(index.data, index.valueStart, index.valueEnd, this.path, this.indexBlock.offset);
+    return this.handle.offset;
+  }
+
+  /** Closes the file; a table with its own cache id also drops its cached blocks. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsCacheId) this.blockCache?.eraseTable(this.cacheId);
+    this.file.close();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * @internal The data block at `handle`: from the block cache if there, else read (and cached
+   * when `fillCache`). Counts cache hits/misses and file reads.
+   */
+  readBlock(handle: BlockHandle, fillCache: boolean): Block {
+    const cache = this.blockCache;
+    if (cache !== undefined) {
+      const cached = cache.lookup(this.cacheId, handle.offset);
+      if (cached !== undefined) {
+        this.stats.blockCacheHits++;
+        this.sink.blockCacheHits++;
+        return cached;
+      }
+      this.stats.blockCacheMisses++;
+      this.sink.blockCacheMisses++;
+    }
+    const block = this.readBlockFromFile(handle, this.verifyChecksums, 'data');
+    this.stats.blocksRead++;
+    this.sink.blocksRead++;
+    if (cache !== undefined && fillCache) cache.insert(this.cacheId, handle.offset, block);
+    return block;
+  }
+
+  /** Reads, verifies (if `verify`), decompresses and validates the block at `handle`. */
+  private readBlockFromFile(handle: BlockHandle, verify: boolean, what: string): Block {
+    return new Block(this.readBlockContents(handle, verify, what), this.path, handle.offset);
+  }
+
+  /** The uncompressed contents of the block at `handle`, verified if `verify`. */
+  private readBlockContents(handle: BlockHandle, verify: boolean, what: string): Uint8Array {
+    const end = handle.offset + handle.size + BLOCK_TRAILER_SIZE;
+    if (end > this.footerOffset) {
+      throw corruption(
+        `${what} block handle (offset ${handle.offset}, size ${handle.size}) runs past the end of the table data (${this.footerOffset})`,
+        { file: this.path, offset: handle.offset },
+      );
+    }
+    const buf = this.readExactly(handle.offset, handle.size + BLOCK_TRAILER_SIZE);
+    return decodeBlockContents(buf, 0, handle.size, this.path, handle.offset, verify);
+  }
+
+  /** `length` bytes at `position` (the caller checked they lie inside the file size). */
+  private readExactly(position: number, length: number): Uint8Array {
+    const buf = new Uint8Array(length);
+    let done = 0;
+    while (done < length) {
+      const n = this.file.readAt(buf, done, length - done, position + done);
+      if (n <= 0) {
+        throw corruption(`truncated table: read ${done} of ${length} bytes at ${position}`, {
+          file: this.path,
+          offset: position + done,
+        });
+      }
+      done += n;
+    }
+    return buf;
+  }
+
+  private badEntry(blockOffset: number, what: string): never {
+    throw corruption(`bad data block entry: ${what}`, { file: this.path, offset: blockOffset });
+  }
+}
+
+function closedError(path: string): SieveError {
+  return new SieveError(ErrorCode.CLOSED, 'table is closed', { file: path });
+}
