@@ -20,6 +20,9 @@ import type { FilterPolicy, FilterProbe } from './policy.js';
 import { buildRibbonFilter } from './ribbon-builder.js';
 import {
   RIBBON_COEFF_BITS,
+  RIBBON_FORMAT_VERSION,
+  RIBBON_MAX_COLUMNS,
+  RIBBON_MIN_HEADER_BYTES,
   RIBBON_SLOTS_PER_BLOCK,
   blockOffset,
   keyRow,
@@ -39,21 +42,44 @@ export const DEFAULT_RIBBON_BITS_PER_KEY = 10;
 const PARITY4 = 0x6996;
 
 /**
- * Tests a key, hashed to `row` by `keyRow`, against the filter in `f[start, end)`. `hdr` (8
- * entries) is the caller's scratch, fully written before being read. The hot path of every point lookup: no
+ * Tests a key, hashed to `row` by `keyRow`, against the filter in `f[start, end)`. `scratch`
+ * (8 entries) is the caller's, fully written before being read. The hot path of every point lookup: no
  * allocation, and no data-dependent branch before the column loop except the rare straddle case.
  */
-function ribbonMayMatch(row: Int32Array, f: Uint8Array, start: number, end: number, hdr: Int32Array): boolean {
+function ribbonMayMatch(row: Int32Array, f: Uint8Array, start: number, end: number, scratch: Int32Array): boolean {
   if (!(start >= 0 && end <= f.length)) return true;
-  if (!readHeader(f, start, end, hdr)) return true;
-  const blocks = hdr[2]!;
+  // The header, by readHeader's rules (inlined here for speed; the tests hold the two equal).
+  if (!(end - start >= RIBBON_MIN_HEADER_BYTES) || f[start] !== RIBBON_FORMAT_VERSION) return true;
+  const r = f[start + 2]!;
+  let p = start + 3;
+  let blocks = f[p++]!;
+  if (blocks >= 0x80) {
+    blocks &= 0x7f;
+    for (let shift = 7; ; shift += 7) {
+      if (p >= end || shift > 21) return true;
+      const byte = f[p++]!;
+      blocks |= (byte & 0x7f) << shift;
+      if (byte < 0x80) break;
+    }
+  }
+  if (p >= end) return true;
+  let u = f[p++]!;
+  if (u >= 0x80) {
+    u &= 0x7f;
+    for (let shift = 7; ; shift += 7) {
+      if (p >= end || shift > 21) return true;
+      const byte = f[p++]!;
+      u |= (byte & 0x7f) << shift;
+      if (byte < 0x80) break;
+    }
+  }
+  if (u > blocks || r + (u < blocks ? 1 : 0) > RIBBON_MAX_COLUMNS) return true;
+  if (end - p !== blocks * r + (blocks - u)) return true;
   if (blocks === 0) return false; // the filter of no keys
-  const r = hdr[1]!;
-  const u = hdr[3]!;
-  const body = hdr[4]!;
+  const body = p;
   const m = blocks * RIBBON_SLOTS_PER_BLOCK;
   const w = m < RIBBON_COEFF_BITS ? m : RIBBON_COEFF_BITS;
-  const y = seededStart(row[0]!, hdr[0]!);
+  const y = seededStart(row[0]!, f[start + 1]!);
   const s = startSlot(y, m - w + 1);
   const b = s >>> 3;
   const up = (u - b - 1) >>> 31; // 1 if block b is an upper block (b ≥ u), else 0
@@ -97,15 +123,15 @@ function ribbonMayMatch(row: Int32Array, f: Uint8Array, start: number, end: numb
     // The window straddles the first upper block, or runs past the last block (only when
     // m < 64, where the masked row has no bits there: any in-range byte will do, body + j).
     // Kept out of line so the common path stays small enough for V8 to inline its helpers.
-    windowBytes(hdr, b, r, u, blocks, body);
-    p1 = hdr[0]!;
-    p2 = hdr[1]!;
-    p3 = hdr[2]!;
-    p4 = hdr[3]!;
-    p5 = hdr[4]!;
-    p6 = hdr[5]!;
-    p7 = hdr[6]!;
-    p8 = hdr[7]!;
+    windowBytes(scratch, b, r, u, blocks, body);
+    p1 = scratch[0]!;
+    p2 = scratch[1]!;
+    p3 = scratch[2]!;
+    p4 = scratch[3]!;
+    p5 = scratch[4]!;
+    p6 = scratch[5]!;
+    p7 = scratch[6]!;
+    p8 = scratch[7]!;
   }
   // Column j's result: the parity of the row AND the solution's bits under the window.
   for (let j = 0; j < cols; j++) {
@@ -142,7 +168,7 @@ const EMPTY_KEY = new Uint8Array(0);
 /** A key hashed once for Ribbon filters; see {@link FilterProbe}. */
 class RibbonProbe implements FilterProbe {
   private readonly row = new Int32Array(4);
-  private readonly hdr = new Int32Array(8);
+  private readonly scratch = new Int32Array(8);
 
   constructor() {
     keyRow(EMPTY_KEY, 0, 0, this.row, 0);
@@ -153,7 +179,7 @@ class RibbonProbe implements FilterProbe {
   }
 
   mayMatch(filter: Uint8Array, start = 0, end = filter.length): boolean {
-    return ribbonMayMatch(this.row, filter, start, end, this.hdr);
+    return ribbonMayMatch(this.row, filter, start, end, this.scratch);
   }
 }
 
