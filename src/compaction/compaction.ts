@@ -1,0 +1,233 @@
+/**
+ * The merge of a compaction (LevelDB's DoCompactionWork): reads the input tables through one
+ * merged iterator, drops what no reader can see, and writes output tables. Runs on whatever
+ * thread calls it — the compaction worker, or the database's thread when no worker is available —
+ * and touches nothing but the files it is given: the caller turns the result into a VersionEdit.
+ *
+ * What is kept. Live snapshots s0 < s1 < … < sk−1 cut each key's history into stripes: stripe i
+ * holds the entries with s(i−1) < seq ≤ si, stripe k those newer than every snapshot. A reader at
+ * a snapshot sees the newest entry of its stripe (or of an older one), so the merge keeps the
+ * newest entry of each stripe and drops the rest (LevelDB keeps every version newer than the
+ * oldest snapshot; with several snapshots this keeps less). A deletion marker in stripe 0 — seen
+ * by every reader — is dropped too once no deeper level can hold the key: nothing is left for it
+ * to hide.
+ *
+ * Output files are cut at `maxFileSize`, and early when the output would overlap more than
+ * GRANDPARENT_OVERLAP_FACTOR files' worth of the level below the output level, but never between
+ * two entries of one user key: a level ≥ 1 must not spread one key over two files.
+ */
+import type { FileSystem } from '../fs/file-system.js';
+import type { FilterPolicy } from '../filter/policy.js';
+import { compareByteRanges } from '../format/bytes.js';
+import { INTERNAL_KEY_TRAILER_SIZE, readSequence, readValueType, ValueType } from '../format/internal-key.js';
+import type { InternalIterator } from '../iterator/internal-iterator.js';
+import { LevelIterator } from '../iterator/level-iterator.js';
+import { MergingIterator } from '../iterator/merging-iterator.js';
+import type { CompressionType } from '../sstable/compression.js';
+import type { FilterScope } from '../sstable/metaindex.js';
+import { TableBuilder } from '../sstable/table-builder.js';
+import { TableCache } from '../sstable/table-cache.js';
+import { tableFileName } from '../version/filenames.js';
+import { compareInternal } from '../version/version.js';
+import type { FileMetaData } from '../version/version-edit.js';
+import { GRANDPARENT_OVERLAP_FACTOR } from './picker.js';
+
+/** A file's key range (internal keys) and size: what the merge needs of files it does not read. */
+export interface FileRange {
+  readonly smallest: Uint8Array;
+  readonly largest: Uint8Array;
+  readonly fileSize: number;
+}
+
+export interface CompactionTask {
+  /** The region's directory: inputs are read and outputs written there. */
+  readonly dir: string;
+  /** The level outputs go to (inputs come from it and the level above). */
+  readonly outputLevel: number;
+  /** Level-0 inputs (each may overlap the others; newest first) or the upper level's inputs. */
+  readonly upper: readonly FileMetaData[];
+  readonly upperIsLevel0: boolean;
+  /** Inputs at the output level, sorted and disjoint. */
+  readonly lower: readonly FileMetaData[];
+  /** Files of the level below the output level that overlap the inputs. */
+  readonly grandparents: readonly FileRange[];
+  /** For each level deeper than the output level, its files in order (for dropping deletions). */
+  readonly deeper: readonly (readonly FileRange[])[];
+  /** Live snapshot sequences, ascending. */
+  readonly snapshots: readonly number[];
+  /** Numbers reserved for the outputs, used in order; the caller reserved enough (see outputBound). */
+  readonly outputNumbers: readonly number[];
+  readonly maxFileSize: number;
+  readonly blockSize: number;
+  readonly blockRestartInterval: number;
+  readonly compression: CompressionType;
+  readonly filterPolicy: FilterPolicy | null;
+  readonly filterScope: FilterScope;
+  readonly verifyChecksums: boolean;
+}
+
+export interface CompactionOutcome {
+  readonly outputs: FileMetaData[];
+  readonly bytesRead: number;
+  readonly bytesWritten: number;
+  readonly entriesIn: number;
+  readonly entriesOut: number;
+}
+
+/** How many output numbers a compaction can need: a cut per maxFileSize, per grandparent, plus one. */
+export function outputBound(inputBytes: number, maxFileSize: number, grandparents: number): number {
+  return Math.ceil(inputBytes / maxFileSize) + grandparents + 2;
+}
+
+/** Tells whether a user key may have data in levels deeper than the output (keys ascend). */
+class BaseLevelCheck {
+  readonly #levels: readonly (readonly FileRange[])[];
+  readonly #next: number[];
+
+  constructor(levels: readonly (readonly FileRange[])[]) {
+    this.#levels = levels;
+    this.#next = levels.map(() => 0);
+  }
+
+  /** True if no deeper level's key range holds `key[0, len)`. Calls must come in ascending key order. */
+  isBaseLevelFor(key: Uint8Array, len: number): boolean {
+    for (let l = 0; l < this.#levels.length; l++) {
+      const files = this.#levels[l]!;
+      let i = this.#next[l]!;
+      while (i < files.length && compareByteRanges(key, 0, len, files[i]!.largest, 0, files[i]!.largest.length - INTERNAL_KEY_TRAILER_SIZE) > 0) i++;
+      this.#next[l] = i;
+      if (i < files.length && compareByteRanges(key, 0, len, files[i]!.smallest, 0, files[i]!.smallest.length - INTERNAL_KEY_TRAILER_SIZE) >= 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
+
+/** Runs the merge; on failure removes every output it created and rethrows. */
+export function runCompaction(fs: FileSystem, task: CompactionTask): CompactionOutcome {
+  const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
+  const children: InternalIterator[] = [];
+  const outputs: FileMetaData[] = [];
+  let builder: TableBuilder | null = null;
+  let file: ReturnType<FileSystem['createWritable']> | null = null;
+  let outputIndex = 0;
+  let bytesRead = 0;
+  let entriesIn = 0;
+  let entriesOut = 0;
+  const openOutput = (): TableBuilder => {
+    const number = task.outputNumbers[outputIndex++];
+    if (number === undefined) throw new Error('compaction ran out of reserved output file numbers');
+    file = fs.createWritable(tableFileName(task.dir, number));
+    builder = new TableBuilder(file, {
+      blockSize: task.blockSize,
+      blockRestartInterval: task.blockRestartInterval,
+      compression: task.compression,
+      ...(task.filterPolicy !== null ? { filterPolicy: task.filterPolicy } : {}),
+      filterScope: task.filterScope,
+    });
+    outputs.push({ number, fileSize: 0, smallest: new Uint8Array(0), largest: new Uint8Array(0) });
+    return builder;
+  };
+  const finishOutput = (): void => {
+    const b = builder!;
+    b.finish();
+    file!.sync();
+    file!.close();
+    const last = outputs[outputs.length - 1]!;
+    outputs[outputs.length - 1] = { number: last.number, fileSize: b.fileSize, smallest: b.smallestKey!.slice(), largest: b.largestKey!.slice() };
+    builder = null;
+    file = null;
+  };
+  try {
+    for (const f of task.upper) bytesRead += f.fileSize;
+    for (const f of task.lower) bytesRead += f.fileSize;
+    if (task.upperIsLevel0) {
+      for (const f of task.upper) children.push(tables.newIterator(f.number, f.fileSize));
+    } else if (task.upper.length > 0) {
+      const upper = task.upper;
+      children.push(new LevelIterator(upper, (i) => tables.newIterator(upper[i]!.number, upper[i]!.fileSize)));
+    }
+    if (task.lower.length > 0) {
+      const lower = task.lower;
+      children.push(new LevelIterator(lower, (i) => tables.newIterator(lower[i]!.number, lower[i]!.fileSize)));
+    }
+    const input = new MergingIterator(children);
+    const snapshots = task.snapshots;
+    const base = new BaseLevelCheck(task.deeper);
+    const grandparents = task.grandparents;
+    const overlapLimit = GRANDPARENT_OVERLAP_FACTOR * task.maxFileSize;
+    let gpIndex = 0;
+    let gpSeenKey = false;
+    let gpOverlap = 0;
+    let cutPending = false;
+
+    let currentKey = new Uint8Array(64);
+    let currentLen = -1; // no current user key yet
+    let lastStripe = -1;
+
+    for (input.seekToFirst(); input.valid(); input.next()) {
+      const key = input.key();
+      const userLen = key.length - INTERNAL_KEY_TRAILER_SIZE;
+      entriesIn++;
+
+      // Would this key make the current output overlap too much of the grandparent level?
+      while (gpIndex < grandparents.length && compareInternal(key, grandparents[gpIndex]!.largest) > 0) {
+        if (gpSeenKey) gpOverlap += grandparents[gpIndex]!.fileSize;
+        gpIndex++;
+      }
+      gpSeenKey = true;
+      if (gpOverlap > overlapLimit) {
+        cutPending = true;
+        gpOverlap = 0;
+      }
+
+      const newUserKey = currentLen < 0 || compareByteRanges(key, 0, userLen, currentKey, 0, currentLen) !== 0;
+      if (newUserKey) {
+        if (builder !== null && (cutPending || (builder as TableBuilder).fileSize >= task.maxFileSize)) {
+          finishOutput();
+          cutPending = false;
+        }
+        if (currentKey.length < userLen) currentKey = new Uint8Array(userLen * 2);
+        currentKey.set(key.subarray(0, userLen));
+        currentLen = userLen;
+        lastStripe = -1;
+      }
+      const seq = readSequence(key, key.length);
+      let stripe = 0;
+      while (stripe < snapshots.length && seq > snapshots[stripe]!) stripe++;
+      let drop = false;
+      if (stripe === lastStripe) {
+        drop = true; // a newer entry of this key in the same stripe hides it from every reader
+      } else if (readValueType(key, key.length) === ValueType.DELETION && stripe === 0 && base.isBaseLevelFor(key, userLen)) {
+        drop = true; // a deletion every reader sees, with nothing below it left to hide
+      }
+      lastStripe = stripe;
+      if (drop) continue;
+      (builder ?? openOutput()).add(key, input.value());
+      entriesOut++;
+    }
+    input.close();
+    if (builder !== null) finishOutput();
+    const bytesWritten = outputs.reduce((s, o) => s + o.fileSize, 0);
+    return { outputs, bytesRead, bytesWritten, entriesIn, entriesOut };
+  } catch (err) {
+    for (const c of children) {
+      try {
+        c.close();
+      } catch {
+        // already failing
+      }
+    }
+    try {
+      (builder as TableBuilder | null)?.abandon();
+      (file as ReturnType<FileSystem['createWritable']> | null)?.close();
+    } catch {
+      // already failing
+    }
+    for (const o of outputs) fs.remove(tableFileName(task.dir, o.number));
+    throw err;
+  } finally {
+    tables.close();
+  }
+}
