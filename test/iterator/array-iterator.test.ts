@@ -51,7 +51,7 @@ describe('the contract checks catch broken iterators', () => {
     it(`catches ${bug}`, () => {
       let caught = 0;
       fc.assert(
-        fc.property(entriesArb(20), fc.array(targetArb, { maxLength: 10 }), fc.array(walkOpArb, { maxLength: 30 }), (entries: Entry[], recipes, ops) => {
+        fc.property(entriesArb(20), fc.array(targetArb, { maxLength: 10, size: 'max' }), fc.array(walkOpArb, { maxLength: 30, size: 'max' }), (entries: Entry[], recipes, ops) => {
           const make = (): InternalIterator => broken(new ArrayIterator(entries), bug);
           try {
             checkWalks(make(), entries);

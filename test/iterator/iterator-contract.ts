@@ -53,8 +53,8 @@ export const seqArb = fc.oneof(
 export function entriesArb(maxLength = 60): fc.Arbitrary<Entry[]> {
   return fc
     .uniqueArray(
-      fc.record({ userKey: userKeyArb, seq: seqArb, del: fc.boolean(), value: fc.uint8Array({ maxLength: 6 }) }),
-      { maxLength, selector: (e) => `${hex(e.userKey)}/${e.seq}` },
+      fc.record({ userKey: userKeyArb, seq: seqArb, del: fc.boolean(), value: fc.uint8Array({ maxLength: 6, size: 'max' }) }),
+      { maxLength, size: 'max', selector: (e) => `${hex(e.userKey)}/${e.seq}` },
     )
     .map((es) =>
       es
@@ -245,7 +245,7 @@ export function iteratorContract(name: string, build: BuildIterator, options: Co
 
     it('seek lands on the first entry at or after the target', () => {
       fc.assert(
-        fc.property(arb, seedArb, fc.array(targetArb, { maxLength: 30 }), (entries, seed, recipes) => {
+        fc.property(arb, seedArb, fc.array(targetArb, { maxLength: 30, size: 'max' }), (entries, seed, recipes) => {
           const it = build(entries, rng(seed));
           checkSeeks(it, entries, recipes);
           it.close();
@@ -256,7 +256,7 @@ export function iteratorContract(name: string, build: BuildIterator, options: Co
 
     it('random walks of seeks, next and prev (direction switches) match the model', () => {
       fc.assert(
-        fc.property(arb, seedArb, fc.array(walkOpArb, { maxLength: 60 }), (entries, seed, ops) => {
+        fc.property(arb, seedArb, fc.array(walkOpArb, { maxLength: 60, size: 'max' }), (entries, seed, ops) => {
           const it = build(entries, rng(seed));
           checkRandomWalk(it, entries, ops);
           it.close();
@@ -267,7 +267,7 @@ export function iteratorContract(name: string, build: BuildIterator, options: Co
 
     it('an empty iterator is never valid; close is idempotent', () => {
       fc.assert(
-        fc.property(seedArb, fc.array(targetArb, { maxLength: 5 }), (seed, recipes) => {
+        fc.property(seedArb, fc.array(targetArb, { maxLength: 5, size: 'max' }), (seed, recipes) => {
           const it = build([], rng(seed));
           expect(it.valid()).toBe(false);
           it.seekToFirst();

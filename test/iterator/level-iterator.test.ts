@@ -63,7 +63,7 @@ iteratorContract('LevelIterator', (entries, random) => {
 describe('LevelIterator', () => {
   it('keeps at most one file open, closes it on close, and a seek opens only the file that holds the target', () => {
     fc.assert(
-      fc.property(entriesArb(60), fc.integer(), fc.array(walkOpArb, { maxLength: 50 }), fc.array(targetArb, { maxLength: 10 }), (entries, seed, ops, targets) => {
+      fc.property(entriesArb(60), fc.integer(), fc.array(walkOpArb, { maxLength: 50, size: 'max' }), fc.array(targetArb, { maxLength: 10, size: 'max' }), (entries, seed, ops, targets) => {
         const random = rng(seed);
         const files = cutIntoFiles(entries, random);
         const tracker = new Tracker(files, random);

@@ -1,6 +1,7 @@
 /**
- * Test sources of internal-key entries in each real form: a memtable (filled in random order)
- * and a block (random restart interval), the latter wrapped as an InternalIterator.
+ * Test sources of internal-key entries in each real form: a memtable (filled in random order),
+ * a block (random restart interval, wrapped as an InternalIterator), the array reference, and
+ * random mixes of them under a merging iterator.
  */
 import { bytewiseInternalComparator } from '../../src/format/internal-key-comparator.js';
 import { readSequence, type ValueType } from '../../src/format/internal-key.js';
@@ -8,7 +9,9 @@ import type { InternalIterator } from '../../src/iterator/internal-iterator.js';
 import { MemTable } from '../../src/memtable/memtable.js';
 import { Block } from '../../src/sstable/block.js';
 import { BlockBuilder } from '../../src/sstable/block-builder.js';
-import type { Entry } from './array-iterator.js';
+import { MemTableInternalIterator } from '../../src/iterator/memtable-iterator.js';
+import { MergingIterator } from '../../src/iterator/merging-iterator.js';
+import { ArrayIterator, type Entry } from './array-iterator.js';
 
 /** A memtable holding `entries` (distinct (user key, seq)), added in a random order. */
 export function memTableOf(entries: readonly Entry[], random: () => number): MemTable {
@@ -43,4 +46,25 @@ export function blockIteratorOf(entries: readonly Entry[], random: () => number)
     value: () => it.value(),
     close: () => {},
   };
+}
+
+/** One source of a random kind: array, block or memtable adapter (all meet the contract). */
+export function sourceOf(entries: readonly Entry[], random: () => number): InternalIterator {
+  const kind = Math.floor(random() * 3);
+  if (kind === 0) return new ArrayIterator(entries);
+  if (kind === 1) return blockIteratorOf(entries, random);
+  return new MemTableInternalIterator(memTableOf(entries, random));
+}
+
+/** Deals the entries at random among 1..`maxParts` parts (some may stay empty). */
+export function splitRandomly(entries: readonly Entry[], random: () => number, maxParts = 6): Entry[][] {
+  const n = 1 + Math.floor(random() * maxParts);
+  const parts: Entry[][] = Array.from({ length: n }, () => []);
+  for (const e of entries) parts[Math.floor(random() * n)]!.push(e);
+  return parts;
+}
+
+/** The entries dealt among random sources under a MergingIterator: what a database reads. */
+export function mergedSourceOf(entries: readonly Entry[], random: () => number): InternalIterator {
+  return new MergingIterator(splitRandomly(entries, random).map((p) => sourceOf(p, random)));
 }

@@ -1,0 +1,405 @@
+/**
+ * DBIterator: the user's view of the database at one sequence number, over a merged
+ * InternalIterator of every memtable and table (after LevelDB's db/db_iter.cc). It shows each
+ * user key once, with its newest version whose sequence is ≤ the snapshot; a key whose newest
+ * visible version is a deletion is hidden; bounds limit the user keys (bytewise order).
+ *
+ * Synchronous core; `EntryIterator` (entry-iterator.ts) wraps it for `for await` / `for...of`.
+ * Not positioned until a seek; `next`/`prev`/`key`/`value` require `valid()`.
+ *
+ * Directions (LevelDB's invariant):
+ * - forward: the internal iterator is at the entry that supplies `key()`/`value()`;
+ * - reverse: the internal iterator is just before every entry of the current user key (at an
+ *   older key's entry, or exhausted), and the current key and value are copies held here.
+ * A switch re-walks the current key's versions once (next after prev, or prev after next).
+ *
+ * Borrowing: `key()`/`value()` are views valid until the iterator moves or closes (into the
+ * internal iterator's buffers going forward, into this iterator's reused buffers in reverse).
+ * `keyBuffer()`/`valueBuffer()` return owned copies.
+ *
+ * Errors: CORRUPTION for a malformed internal key (bad length, type or sequence); any error from
+ * the internal iterator propagates. After an error the iterator is invalid until the next seek.
+ * After `close()` every method but `valid()`/`close()` throws CLOSED.
+ */
+import { ErrorCode, SieveError, corruption, invalidArgument } from '../errors.js';
+import { getFixed32 } from '../format/coding.js';
+import { compareBytes } from '../format/comparator.js';
+import {
+  INTERNAL_KEY_TRAILER_SIZE,
+  VALUE_TYPE_FOR_SEEK,
+  ValueType,
+  writeTrailer,
+} from '../format/internal-key.js';
+import type { InternalIterator } from './internal-iterator.js';
+
+const TWO_POW_24 = 16777216;
+/** A saved value buffer this much larger than the value it holds is dropped (LevelDB: 1 MiB). */
+const SHRINK_SLACK = 1 << 20;
+
+/** User-key bounds; `null` means unbounded on that side. */
+export interface UserKeyBounds {
+  readonly lower: Uint8Array | null;
+  readonly lowerInclusive: boolean;
+  readonly upper: Uint8Array | null;
+  readonly upperInclusive: boolean;
+}
+
+/** The user key's length in internal key `k`; CORRUPTION if `k` is too short to be one. */
+function userLength(k: Uint8Array): number {
+  const n = k.length - INTERNAL_KEY_TRAILER_SIZE;
+  if (n < 0) throw corruption(`internal key too short (${k.length} bytes) in a scan`);
+  return n;
+}
+
+const UNBOUNDED: UserKeyBounds = { lower: null, lowerInclusive: true, upper: null, upperInclusive: true };
+
+export class DBIterator {
+  readonly #iter: InternalIterator;
+  readonly #sequence: number;
+  readonly #lower: Uint8Array | null;
+  readonly #lowerInclusive: boolean;
+  readonly #upper: Uint8Array | null;
+  readonly #upperInclusive: boolean;
+  #forward = true;
+  #valid = false;
+  #closed = false;
+  /** A user key: the key to skip past (forward) or the current key (reverse). */
+  #savedKey = new Uint8Array(64);
+  #savedKeyLen = 0;
+  /** The current value in reverse. */
+  #savedValue = new Uint8Array(64);
+  #savedValueLen = 0;
+  /** Seek targets are built here (user key ‖ trailer). */
+  #target = new Uint8Array(64);
+  /** Type of the entry last passed to #visible. */
+  #type = 0;
+
+  /**
+   * @param iter the merged internal iterator (bytewise internal-key order), taken over: `close()`
+   *   closes it.
+   * @param sequence the snapshot: entries with a larger sequence are invisible. An integer in
+   *   [0, MAX_SEQUENCE].
+   * @param bounds user-key bounds (copied by the caller if it may mutate them); none by default.
+   */
+  constructor(iter: InternalIterator, sequence: number, bounds: UserKeyBounds = UNBOUNDED) {
+    if (!Number.isSafeInteger(sequence) || sequence < 0) {
+      throw invalidArgument(`snapshot sequence must be an integer in [0, 2^53 - 1], got ${sequence}`);
+    }
+    this.#iter = iter;
+    this.#sequence = sequence;
+    this.#lower = bounds.lower;
+    this.#lowerInclusive = bounds.lowerInclusive;
+    this.#upper = bounds.upper;
+    this.#upperInclusive = bounds.upperInclusive;
+  }
+
+  valid(): boolean {
+    return this.#valid;
+  }
+
+  /** The current user key, borrowed until the iterator moves. Requires `valid()`. */
+  key(): Uint8Array {
+    this.#requireValid();
+    if (this.#forward) {
+      const k = this.#iter.key();
+      return k.subarray(0, k.length - INTERNAL_KEY_TRAILER_SIZE);
+    }
+    return this.#savedKey.subarray(0, this.#savedKeyLen);
+  }
+
+  /** The current value, borrowed until the iterator moves. Requires `valid()`. */
+  value(): Uint8Array {
+    this.#requireValid();
+    return this.#forward ? this.#iter.value() : this.#savedValue.subarray(0, this.#savedValueLen);
+  }
+
+  /** An owned copy of the current key. */
+  keyBuffer(): Buffer {
+    return Buffer.from(this.key());
+  }
+
+  /** An owned copy of the current value. */
+  valueBuffer(): Buffer {
+    return Buffer.from(this.value());
+  }
+
+  /** The first visible key in bounds. */
+  seekToFirst(): void {
+    this.#guard();
+    try {
+      const lower = this.#lower;
+      if (lower === null) {
+        this.#startForward();
+        this.#iter.seekToFirst();
+        this.#afterForwardSeek(false);
+      } else {
+        this.#seekAtOrAfter(lower, this.#lowerInclusive);
+      }
+    } catch (err) {
+      throw this.#failed(err);
+    }
+  }
+
+  /** The last visible key in bounds. */
+  seekToLast(): void {
+    this.#guard();
+    try {
+      const upper = this.#upper;
+      if (upper === null) {
+        this.#forward = false;
+        this.#iter.seekToLast();
+        this.#findPrevUserEntry();
+      } else {
+        this.#seekAtOrBefore(upper, this.#upperInclusive);
+      }
+    } catch (err) {
+      throw this.#failed(err);
+    }
+  }
+
+  /** The first visible key ≥ `userKey` in bounds (the first in bounds if `userKey` is below them). */
+  seek(userKey: Uint8Array): void {
+    this.#guard();
+    const lower = this.#lower;
+    if (lower !== null && compareBytes(userKey, 0, userKey.length, lower, 0, lower.length) <= 0) {
+      return this.seekToFirst();
+    }
+    try {
+      this.#seekAtOrAfter(userKey, true);
+    } catch (err) {
+      throw this.#failed(err);
+    }
+  }
+
+  /** The last visible key ≤ `userKey` in bounds (the last in bounds if `userKey` is above them). */
+  seekForPrev(userKey: Uint8Array): void {
+    this.#guard();
+    const upper = this.#upper;
+    if (upper !== null && compareBytes(userKey, 0, userKey.length, upper, 0, upper.length) >= 0) {
+      return this.seekToLast();
+    }
+    try {
+      this.#seekAtOrBefore(userKey, true);
+    } catch (err) {
+      throw this.#failed(err);
+    }
+  }
+
+  /** The next visible key in bounds (invalid past the last). Requires `valid()`. */
+  next(): void {
+    this.#requireValid();
+    try {
+      const iter = this.#iter;
+      if (!this.#forward) {
+        // The internal iterator is just before the current key's entries: step into them; the
+        // saved key (the current key) is the key to skip past.
+        this.#forward = true;
+        if (iter.valid()) iter.next();
+        else iter.seekToFirst();
+      } else {
+        const k = iter.key();
+        this.#saveKey(k, userLength(k));
+        iter.next();
+      }
+      this.#clearSavedValue();
+      this.#afterForwardSeek(true);
+    } catch (err) {
+      throw this.#failed(err);
+    }
+  }
+
+  /** The previous visible key in bounds (invalid before the first). Requires `valid()`. */
+  prev(): void {
+    this.#requireValid();
+    try {
+      const iter = this.#iter;
+      if (this.#forward) {
+        // Walk back past every entry of the current key, to the reverse invariant.
+        const k = iter.key();
+        this.#saveKey(k, userLength(k));
+        const saved = this.#savedKey;
+        const savedLen = this.#savedKeyLen;
+        for (;;) {
+          iter.prev();
+          if (!iter.valid()) break;
+          const p = iter.key();
+          if (compareBytes(p, 0, userLength(p), saved, 0, savedLen) < 0) break;
+        }
+        this.#forward = false;
+      }
+      this.#findPrevUserEntry();
+    } catch (err) {
+      throw this.#failed(err);
+    }
+  }
+
+  /** Closes the internal iterator. Idempotent. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#valid = false;
+    this.#iter.close();
+  }
+
+  #startForward(): void {
+    this.#forward = true;
+    this.#clearSavedValue();
+  }
+
+  /** Forward from the first visible entry of a user key ≥ `userKey` (> if exclusive). */
+  #seekAtOrAfter(userKey: Uint8Array, inclusive: boolean): void {
+    this.#startForward();
+    // Inclusive: (key, snapshot) skips the versions too new to see. Exclusive: (key, 0, DELETION)
+    // is the last possible internal key of `userKey`; the seek passes every version of the key
+    // but that entry itself, which is a deletion and so hides itself.
+    const target = inclusive
+      ? this.#buildTarget(userKey, this.#sequence, VALUE_TYPE_FOR_SEEK)
+      : this.#buildTarget(userKey, 0, ValueType.DELETION);
+    this.#iter.seek(target);
+    this.#afterForwardSeek(false);
+  }
+
+  /** Reverse from the last entry of a user key ≤ `userKey` (< if exclusive). */
+  #seekAtOrBefore(userKey: Uint8Array, inclusive: boolean): void {
+    this.#forward = false;
+    const iter = this.#iter;
+    // Seek just past the key's versions, then step back onto the last entry before them.
+    // Exclusive: the all-ones trailer sorts before every version of `userKey`. Inclusive:
+    // (key, 0, DELETION) is the last possible internal key of `userKey`; stepping back from it
+    // passes over that very entry if it exists, which is safe: as the key's oldest version and
+    // a deletion it never changes what the key shows (absent either way).
+    const target = this.#buildTarget(userKey, 0, ValueType.DELETION);
+    if (!inclusive) target.fill(0xff, userKey.length);
+    iter.seek(target);
+    if (iter.valid()) iter.prev();
+    else iter.seekToLast();
+    this.#findPrevUserEntry();
+  }
+
+  /** After positioning the internal iterator forward: find the entry to show (or none). */
+  #afterForwardSeek(skipping: boolean): void {
+    if (this.#iter.valid()) this.#findNextUserEntry(skipping);
+    else this.#valid = false;
+  }
+
+  /**
+   * Forward from the internal iterator's entry to the first one that shows a key: the newest
+   * visible version of a user key, a value, above the saved key when `skipping`, in bounds.
+   */
+  #findNextUserEntry(skipping: boolean): void {
+    const iter = this.#iter;
+    const upper = this.#upper;
+    const upperLimit = this.#upperInclusive ? 0 : -1; // compare(key, upper) must be ≤ this
+    do {
+      const k = iter.key();
+      const userLen = userLength(k);
+      if (skipping && compareBytes(k, 0, userLen, this.#savedKey, 0, this.#savedKeyLen) <= 0) {
+        // An older version of a key already shown or deleted (or a newer, invisible one).
+      } else {
+        if (upper !== null && compareBytes(k, 0, userLen, upper, 0, upper.length) > upperLimit) break;
+        if (this.#visible(k)) {
+          if (this.#type === ValueType.VALUE) {
+            this.#valid = true;
+            return;
+          }
+          this.#saveKey(k, userLen); // a deletion hides the key's older versions
+          skipping = true;
+        }
+      }
+      iter.next();
+    } while (iter.valid());
+    this.#valid = false;
+  }
+
+  /**
+   * Backward from the internal iterator's entry: collects the newest visible version of the
+   * user key it is in; stops at the first visible entry of an earlier key once it holds a value.
+   * Leaves the internal iterator just before the current key's entries (the reverse invariant).
+   */
+  #findPrevUserEntry(): void {
+    const iter = this.#iter;
+    const lower = this.#lower;
+    const lowerLimit = this.#lowerInclusive ? 0 : 1; // compare(key, lower) must be ≥ this
+    let holding = false; // the last visible entry seen (the newest so far) is a value
+    while (iter.valid()) {
+      const k = iter.key();
+      const userLen = userLength(k);
+      if (lower !== null && compareBytes(k, 0, userLen, lower, 0, lower.length) < lowerLimit) break;
+      if (this.#visible(k)) {
+        if (holding && compareBytes(k, 0, userLen, this.#savedKey, 0, this.#savedKeyLen) < 0) break;
+        if (this.#type === ValueType.DELETION) {
+          holding = false;
+          this.#savedKeyLen = 0;
+          this.#clearSavedValue();
+        } else {
+          holding = true;
+          this.#saveKey(k, userLen);
+          this.#saveValue(iter.value());
+        }
+      }
+      iter.prev();
+    }
+    if (holding) {
+      this.#valid = true;
+    } else {
+      this.#valid = false;
+      this.#forward = true;
+      this.#savedKeyLen = 0;
+    }
+  }
+
+  /** True if the internal key's sequence is ≤ the snapshot; sets #type. CORRUPTION if malformed. */
+  #visible(k: Uint8Array): boolean {
+    const n = k.length; // ≥ 8: checked by userLength first
+    const lo = getFixed32(k, n - 8);
+    const hi = getFixed32(k, n - 4);
+    const type = lo & 0xff;
+    if (type > ValueType.VALUE) throw corruption(`bad value type ${type} in a scan`);
+    if (hi >= 0x20000000) throw corruption('sequence number exceeds 2^53 - 1 in a scan');
+    this.#type = type;
+    return hi * TWO_POW_24 + (lo >>> 8) <= this.#sequence;
+  }
+
+  #saveKey(src: Uint8Array, len: number): void {
+    if (len > this.#savedKey.length) this.#savedKey = new Uint8Array(Math.max(len, 2 * this.#savedKey.length));
+    this.#savedKey.set(len === src.length ? src : src.subarray(0, len));
+    this.#savedKeyLen = len;
+  }
+
+  #saveValue(src: Uint8Array): void {
+    const len = src.length;
+    if (len > this.#savedValue.length) this.#savedValue = new Uint8Array(Math.max(len, 2 * this.#savedValue.length));
+    this.#savedValue.set(src);
+    this.#savedValueLen = len;
+  }
+
+  #clearSavedValue(): void {
+    this.#savedValueLen = 0;
+    if (this.#savedValue.length > SHRINK_SLACK) this.#savedValue = new Uint8Array(64);
+  }
+
+  /** `userKey ‖ trailer(seq, type)` in the reused target buffer (a view of it). */
+  #buildTarget(userKey: Uint8Array, seq: number, type: ValueType): Uint8Array {
+    const len = userKey.length + INTERNAL_KEY_TRAILER_SIZE;
+    if (len > this.#target.length) this.#target = new Uint8Array(Math.max(len, 2 * this.#target.length));
+    this.#target.set(userKey);
+    writeTrailer(this.#target, userKey.length, seq, type);
+    return this.#target.subarray(0, len);
+  }
+
+  #guard(): void {
+    if (this.#closed) throw new SieveError(ErrorCode.CLOSED, 'iterator is closed');
+  }
+
+  #requireValid(): void {
+    if (!this.#valid) {
+      this.#guard();
+      throw invalidArgument('iterator is not positioned at an entry (check valid() first)');
+    }
+  }
+
+  #failed(err: unknown): unknown {
+    this.#valid = false;
+    return err;
+  }
+}

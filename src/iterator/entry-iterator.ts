@@ -1,0 +1,225 @@
+/**
+ * EntryIterator: what `db.iterator(options)` returns. Yields `[key, value]` pairs as owned
+ * Buffers (the caller may keep them) in key order (descending with `reverse`), at most `limit`
+ * of them, within the bounds, as of one snapshot:
+ *
+ *   for await (const [k, v] of db.iterator({ gte: 'a', lt: 'b' })) { … }
+ *   for (const [k, v] of db.iterator({ reverse: true, limit: 10 })) { … }   // synchronous
+ *
+ * Lifetime: the iterator pins what it reads (memtables, a version: files are not deleted under
+ * it). The pins go — the `release` callback runs, exactly once — when the entries run out, the
+ * limit is reached, an error is thrown, a loop exits early (`return()`), or `close()` is called.
+ * After that `next()` reports done and `seek()` throws CLOSED. Close iterators you abandon
+ * mid-way (a `for` loop's `break` does it for you; `await using` too, via Symbol.asyncDispose).
+ *
+ * `seek(target)` repositions: the next entry is the first ≥ target (≤ target with `reverse`),
+ * still within the bounds; the limit counts every entry yielded since the iterator was made.
+ *
+ * The work is synchronous (the data is in memory or read with synchronous file reads); `next()`
+ * returns an already settled promise, so `for await` costs one microtask per entry.
+ */
+import { ErrorCode, SieveError } from '../errors.js';
+import { toBytes } from '../key-encoding.js';
+import { DBIterator } from './db-iterator.js';
+import type { InternalIterator } from './internal-iterator.js';
+import type { ResolvedIteratorOptions } from './iterator-options.js';
+
+export type Entry = [key: Buffer, value: Buffer];
+
+type Result = IteratorResult<Entry, undefined>;
+const DONE: Result = Object.freeze({ done: true, value: undefined }) as Result;
+
+// Where the core stands relative to what was yielded:
+/** Not positioned yet: the first `next` seeks to the first (or last) entry. */
+const UNSTARTED = 0;
+/** At the entry just yielded: the next `next` moves first. */
+const YIELDED = 1;
+/** At an entry placed by `seek` and not yet yielded. */
+const SOUGHT = 2;
+
+export class EntryIterator implements AsyncIterableIterator<Entry> {
+  #core: DBIterator | null;
+  #release: (() => void) | null;
+  readonly #reverse: boolean;
+  readonly #limit: number;
+  #count = 0;
+  #state: number = UNSTARTED;
+
+  /**
+   * @param core the positioned-or-not core view, taken over (closed with this iterator).
+   * @param options validated options (bounds are already in `core`; reverse and limit are used).
+   * @param release called exactly once, after `core` is closed, to unpin what the DB pinned.
+   */
+  constructor(core: DBIterator, options: Pick<ResolvedIteratorOptions, 'reverse' | 'limit'>, release: () => void) {
+    this.#core = core;
+    this.#release = release;
+    this.#reverse = options.reverse;
+    this.#limit = options.limit;
+  }
+
+  /** True once closed (exhausted, limit reached, error, `return()` or `close()`). */
+  get closed(): boolean {
+    return this.#core === null;
+  }
+
+  /** The next entry (owned copies), or undefined when done (the iterator is then closed). */
+  nextSync(): Entry | undefined {
+    const core = this.#core;
+    if (core === null) return undefined;
+    try {
+      if (this.#count >= this.#limit) {
+        this.close();
+        return undefined;
+      }
+      if (this.#state === UNSTARTED) {
+        if (this.#reverse) core.seekToLast();
+        else core.seekToFirst();
+      } else if (this.#state === YIELDED) {
+        if (this.#reverse) core.prev();
+        else core.next();
+      }
+      this.#state = YIELDED;
+      if (!core.valid()) {
+        this.close();
+        return undefined;
+      }
+      this.#count++;
+      return [Buffer.from(core.key()), Buffer.from(core.value())];
+    } catch (err) {
+      this.#closeAfterError();
+      throw err;
+    }
+  }
+
+  /** As `nextSync`, as an already settled promise (rejected on error). */
+  next(): Promise<Result> {
+    try {
+      const entry = this.nextSync();
+      return Promise.resolve(entry === undefined ? DONE : { done: false, value: entry });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Called by `for await` on an early exit: closes. */
+  return(): Promise<Result> {
+    try {
+      this.close();
+      return Promise.resolve(DONE);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Repositions at the first entry ≥ `target` (≤ with `reverse`) within the bounds; the next
+   * `next()` yields it. `target`: bytes or a string (UTF-8). CLOSED after close; INVALID_ARGUMENT
+   * for another type.
+   */
+  seek(target: Uint8Array | string): void {
+    const core = this.#core;
+    if (core === null) throw new SieveError(ErrorCode.CLOSED, 'iterator is closed');
+    const key = toBytes(target, 'seek target');
+    try {
+      if (this.#reverse) core.seekForPrev(key);
+      else core.seek(key);
+      this.#state = SOUGHT;
+    } catch (err) {
+      this.#closeAfterError();
+      throw err;
+    }
+  }
+
+  /**
+   * Closes the view and releases its pins (synchronous; returns nothing to await, though awaiting
+   * it is harmless). Idempotent. If closing the internal iterators throws, the pins are still
+   * released and the error is rethrown.
+   */
+  close(): void {
+    const core = this.#core;
+    if (core === null) return;
+    this.#core = null;
+    const release = this.#release!;
+    this.#release = null;
+    try {
+      core.close();
+    } finally {
+      release();
+    }
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  /** A synchronous view of the same iterator (shares position, limit and lifetime). */
+  [Symbol.iterator](): IterableIterator<Entry> {
+    const self = this;
+    return {
+      next(): IteratorResult<Entry, undefined> {
+        const entry = self.nextSync();
+        return entry === undefined ? DONE : { done: false, value: entry };
+      },
+      return(): IteratorResult<Entry, undefined> {
+        self.close();
+        return DONE;
+      },
+      [Symbol.iterator]() {
+        return this;
+      },
+    };
+  }
+
+  /** `await using it = db.iterator()` closes it at the end of the block. */
+  [Symbol.asyncDispose](): Promise<void> {
+    try {
+      this.close();
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** `using it = db.iterator()` closes it at the end of the block. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /** After an error: release the pins, keeping the original error (not one from closing). */
+  #closeAfterError(): void {
+    try {
+      this.close();
+    } catch {
+      // the error being thrown matters more than a failure to close after it
+    }
+  }
+}
+
+/**
+ * Builds the user's iterator over a merged internal iterator: the database calls this after
+ * `resolveIteratorOptions(userOptions)` succeeded and it pinned the sources.
+ *
+ * @param internal the merged view of the pinned memtables and tables (taken over).
+ * @param sequence the snapshot's sequence number: entries above it are invisible.
+ * @param options the resolved options (bounds, reverse, limit).
+ * @param release unpins the version and memtables; called exactly once, also if this throws.
+ */
+export function createEntryIterator(
+  internal: InternalIterator,
+  sequence: number,
+  options: ResolvedIteratorOptions,
+  release: () => void,
+): EntryIterator {
+  let core: DBIterator;
+  try {
+    core = new DBIterator(internal, sequence, options);
+  } catch (err) {
+    try {
+      internal.close();
+    } finally {
+      release();
+    }
+    throw err;
+  }
+  return new EntryIterator(core, options, release);
+}
