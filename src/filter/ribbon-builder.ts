@@ -67,10 +67,10 @@ export function slotsFor(n: number): number {
   return Math.ceil(m / RIBBON_SLOTS_PER_BLOCK) * RIBBON_SLOTS_PER_BLOCK;
 }
 
-/** Slots for the next size after failures at m. */
+/** Slots for the next size after failures at m: one more block, or about 1/64 more. */
 function growSlots(m: number): number {
-  const step = m < RIBBON_COEFF_BITS ? RIBBON_SLOTS_PER_BLOCK : Math.ceil(m / 64 / RIBBON_SLOTS_PER_BLOCK) * RIBBON_SLOTS_PER_BLOCK;
-  return m + step;
+  const blocks = m < RIBBON_COEFF_BITS ? 1 : Math.ceil(m / 64 / RIBBON_SLOTS_PER_BLOCK);
+  return m + blocks * RIBBON_SLOTS_PER_BLOCK;
 }
 
 /** The column layout for n keys in `blocks` blocks under a budget of bitsPerKey. */

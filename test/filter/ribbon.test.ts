@@ -90,7 +90,10 @@ const keyArb = fc.oneof(
 /** Up to ~3,000 keys: small sets from fast-check, larger ones from a seed, plus duplicates. */
 const keySetArb: fc.Arbitrary<Uint8Array[]> = fc
   .tuple(
-    fc.oneof(fc.array(keyArb, { maxLength: 80 }), fc.tuple(fc.integer({ min: 0, max: 3000 }), fc.integer()).map(([n, seed]) => keySet(seed, n))),
+    fc.oneof(
+      fc.array(keyArb, { maxLength: 80 }),
+      fc.tuple(fc.integer({ min: 0, max: 3000 }), fc.integer()).map(([n, seed]) => keySet(seed, n)),
+    ),
     fc.array(fc.nat(), { maxLength: 20 }),
   )
   .map(([keys, dups]) => {
