@@ -75,7 +75,10 @@ export class TableGetResult {
 }
 
 export interface TableOptions {
-  /** The file's size (from the MANIFEST); default: the size the file system reports. */
+  /**
+   * The table's size (from the MANIFEST); default: the size the file system reports. A file
+   * shorter than this is CORRUPTION; bytes past it are ignored.
+   */
   fileSize?: number;
   /**
    * This file's id in the block cache: stable across reopenings of the file (the table cache
@@ -190,7 +193,15 @@ export class Table {
   static open(fs: FileSystem, path: string, options: TableOptions = {}): Table {
     const file = fs.openReadable(path);
     try {
-      return new Table(path, file, options.fileSize ?? file.size, options);
+      // The MANIFEST's size is the table's; a file shorter than that lost its tail.
+      const size = options.fileSize ?? file.size;
+      if (size > file.size) {
+        throw corruption(`truncated table: the file has ${file.size} bytes, expected ${size}`, {
+          file: path,
+          offset: file.size,
+        });
+      }
+      return new Table(path, file, size, options);
     } catch (err) {
       file.close();
       throw err;
