@@ -7,7 +7,7 @@
  * at most one file open (one table-cache pin, one block) however many files the level has.
  *
  * Requires: `files` sorted by key, non-overlapping (files[i].largest < files[i + 1].smallest in
- * internal-key order), every file non-empty; `openFile(i)` returns a fresh iterator over file i,
+ * internal-key order; an empty file is skipped); `openFile(i)` returns a fresh iterator over file i,
  * which this iterator closes when it leaves the file or closes. Errors from `openFile` or a file
  * iterator propagate from the call that meets them; the iterator is then invalid.
  *

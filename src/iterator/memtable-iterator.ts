@@ -10,14 +10,16 @@
  * Owned by the database's JavaScript thread, like the memtable. The memtable must outlive the
  * iterator (the database pins it until the iterator closes); `close()` only drops the position.
  */
-import { getFixed32 } from '../format/coding.js';
+import { getFixed32, putFixed32 } from '../format/coding.js';
 import { compareBytes } from '../format/comparator.js';
-import { INTERNAL_KEY_TRAILER_SIZE, MAX_SEQUENCE, writeTrailer, type ValueType } from '../format/internal-key.js';
+import { INTERNAL_KEY_TRAILER_SIZE, MAX_SEQUENCE } from '../format/internal-key.js';
 import type { MemTable, MemTableIterator } from '../memtable/memtable.js';
 import type { InternalIterator } from './internal-iterator.js';
 
 const EMPTY = new Uint8Array(0);
 const TWO_POW_24 = 16777216;
+/** Below this many bytes a JS loop copies faster than `set` (a native call). */
+const SMALL_COPY = 16;
 /** A trailer's high half at or above this means a sequence above MAX_SEQUENCE (2^53 − 1). */
 const HI_ABOVE_MAX_SEQUENCE = 0x20000000;
 
@@ -26,6 +28,8 @@ export class MemTableInternalIterator implements InternalIterator {
   #keyBuf = new Uint8Array(64);
   /** The current internal key as a view of #keyBuf, or null when not built since the last move. */
   #key: Uint8Array | null = null;
+  /** The last view of #keyBuf handed out, reused while the key length stays the same. */
+  #view: Uint8Array = EMPTY;
 
   /** Iterates `source` (a memtable, or one of its iterators, which this adapter then owns). */
   constructor(source: MemTable | MemTableIterator) {
@@ -95,17 +99,35 @@ export class MemTableInternalIterator implements InternalIterator {
     this.#it.prev();
   }
 
-  /** The current internal key, borrowed until the next move. Requires `valid()`. */
+  /**
+   * The current internal key, borrowed until the next move. Requires `valid()`. When the length
+   * is unchanged the previous view object is returned again with new contents (allowed by the
+   * borrowing contract), so scans over fixed-size keys allocate no key views here.
+   */
   key(): Uint8Array {
     if (this.#key !== null) return this.#key;
     const it = this.#it;
     const userKey = it.key;
-    const len = userKey.length + INTERNAL_KEY_TRAILER_SIZE;
-    if (len > this.#keyBuf.length) this.#keyBuf = new Uint8Array(Math.max(len, 2 * this.#keyBuf.length));
-    const buf = this.#keyBuf;
-    buf.set(userKey, 0);
-    writeTrailer(buf, userKey.length, it.seq, it.type as ValueType);
-    return (this.#key = buf.subarray(0, len));
+    const userLen = userKey.length;
+    const len = userLen + INTERNAL_KEY_TRAILER_SIZE;
+    let buf = this.#keyBuf;
+    if (len > buf.length) {
+      buf = this.#keyBuf = new Uint8Array(Math.max(len, 2 * buf.length));
+      this.#view = EMPTY;
+    }
+    if (userLen <= SMALL_COPY) {
+      for (let i = 0; i < userLen; i++) buf[i] = userKey[i]!;
+    } else {
+      buf.set(userKey, 0);
+    }
+    // The skiplist's sequences are in [0, MAX_SEQUENCE] and its types 0 or 1 (the memtable
+    // writes only those), so the trailer is packed without writeTrailer's checks.
+    const seq = it.seq;
+    const hi = Math.floor(seq / TWO_POW_24);
+    putFixed32(buf, userLen, (((seq - hi * TWO_POW_24) << 8) | it.type) >>> 0);
+    putFixed32(buf, userLen + 4, hi);
+    const view = this.#view.length === len ? this.#view : (this.#view = buf.subarray(0, len));
+    return (this.#key = view);
   }
 
   /** The current value (empty for a deletion). Requires `valid()`. */

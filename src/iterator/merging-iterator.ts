@@ -13,6 +13,11 @@
  * one; the heap is a max-heap. A direction switch repositions the other children with one seek
  * each (then one step), as merger.cc does, and rebuilds the heap.
  *
+ * Why a heap at every N: each child's key is read once per move of that child and cached, and a
+ * step costs O(log N) comparisons. Against merger.cc's linear scan (which re-reads every child's
+ * key per step), a forward scan of 300k entries over block iterators measured 90–180 ns/entry vs
+ * 130–280 at N = 2 and 250–620 vs 900–2200 at N = 6..16 (busy 2-core machine, Node 20).
+ *
  * Borrowing: `key()`/`value()` are the current child's, valid until this iterator moves. The
  * children are owned: `close()` closes them all.
  */
