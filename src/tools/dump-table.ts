@@ -109,7 +109,7 @@ function writeVerify(insp: TableInspection, shown: string, json: boolean, out: L
   } else if (insp.faults.length === 0) {
     out.line(
       `OK ${shown}: ${insp.blocks.length} blocks (${dataBlocks} data) and ${insp.entries} entries verified` +
-        (insp.filters.length > 0 ? `, filter${insp.filters.length > 1 ? 's' : ''} checked` : ''),
+        (insp.checkedFilters.length > 0 ? `, filter${insp.checkedFilters.length > 1 ? 's' : ''} checked` : ''),
     );
   }
 }

@@ -90,10 +90,16 @@ export interface TableInspection {
   footer: { metaindex: HandleInfo; index: HandleInfo } | undefined;
   metaindex: MetaindexEntry[];
   index: IndexEntry[];
-  /** Every block read and decoded without fault, by offset. */
+  /**
+   * Every block read with a good checksum and decompressed, by offset; data, index and
+   * metaindex blocks also parsed without fault. (A filter or properties block read well but
+   * wrong in meaning is here and in `faults`.)
+   */
   blocks: BlockInfo[];
   properties: TableProperties | undefined;
   filters: FilterSummary[];
+  /** Metaindex names of the filters checked key by key (their policy is known to this build). */
+  checkedFilters: string[];
   /** Counted in the data blocks that read without fault. */
   entries: number;
   deletions: number;
@@ -168,6 +174,7 @@ export class TableInspector {
       blocks: [],
       properties: undefined,
       filters: [],
+      checkedFilters: [],
       entries: 0,
       deletions: 0,
       distinctUserKeys: 0,
@@ -180,7 +187,9 @@ export class TableInspector {
     } catch (err) {
       if (!(err instanceof FatalFault)) throw err;
     }
-    out.blocks.sort((a, b) => a.offset - b.offset);
+    // A block whose checksum held but whose contents did not is a fault, not a block read.
+    const bad = new Set(out.faults.filter((f) => f.kind !== 'properties' && f.kind !== 'filter').map((f) => f.offset));
+    out.blocks = out.blocks.filter((b) => !bad.has(b.offset)).sort((a, b) => a.offset - b.offset);
     out.faults.sort((a, b) => a.offset - b.offset);
     return out;
   }
@@ -248,6 +257,7 @@ export class TableInspector {
           ? summarizeTableFilter(f.policy, f.contents, out.distinctUserKeys)
           : summarizeBlockFilter(f.policy, f.contents, (i) => f.keysPerFilter.get(i) ?? 0);
       out.filters.push(summary);
+      if (f.probe !== undefined) out.checkedFilters.push(f.name);
       if (f.missed !== undefined) {
         out.faults.push({ kind: 'filter', offset: f.offset, size: f.size, reason: f.missed, name: f.name });
       }

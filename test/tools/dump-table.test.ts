@@ -207,6 +207,36 @@ describe('dump of damaged tables', () => {
     );
   });
 
+  it('a data block with a good checksum but keys out of order is a bad block too', async () => {
+    const { table } = await dumpJson(NOCOMP);
+    const victim = (table.index as { offset: number; size: number }[])[2]!;
+    const damaged = new Uint8Array(original);
+    const block = damaged.subarray(victim.offset, victim.offset + victim.size);
+    // Entry 0: varint shared (0), varint non_shared, varint value_len, key. Make its first byte 0xff.
+    let p = 0;
+    for (let field = 0; field < 3; field++) while (block[p++]! >= 0x80);
+    expect(block[p]).toBeLessThan(0xff);
+    block[p] = 0xff;
+    const { writeBlockTrailer } = await import('../../src/sstable/block-trailer.js');
+    writeBlockTrailer(damaged, victim.offset + victim.size, block, 0, block.length, CompressionType.NONE);
+    const fs = memFsWith({ [PATH]: damaged });
+    const r = await runCli(['dump', '--verify', PATH], fs);
+    expect(r.code).toBe(1);
+    const [first, more, end] = r.stderr.split('\n');
+    expect(first).toMatch(
+      new RegExp(`^sievekv: ${PATH}: bad data block at offset ${victim.offset} \\(size ${victim.size}\\): entry 1 \\(.+\\) is not after the key before it \\(0xff.+\\)$`),
+    );
+    // The filter, rightly, does not hold the invented key either.
+    expect([more, end]).toEqual([`sievekv: ${PATH}: 1 more bad block`, '']);
+    const [v] = jsonLines((await runCli(['dump', '--verify', '--json', PATH], fs)).stdout) as unknown as {
+      dataBlocks: number;
+      faults: { kind: string; reason: string }[];
+    }[];
+    expect(v!.dataBlocks).toBe((table.index as unknown[]).length - 1);
+    expect(v!.faults.map((f) => f.kind)).toEqual(['data', 'filter']);
+    expect(v!.faults[1]!.reason).toMatch(new RegExp(`^filter \\d+ \\(data block at offset ${victim.offset}\\) does not match key 0xff`));
+  });
+
   it('two bad blocks: the first by offset is named, and the count of the others', async () => {
     const { table } = await dumpJson(NOCOMP);
     const index = table.index as { offset: number; size: number }[];
