@@ -42,8 +42,11 @@ export interface IterSpec {
 export type Command =
   /** `twin`: through the synchronous method (`putSync`, …). */
   | { t: 'write'; w: Write; sync: boolean; twin: boolean }
-  /** Issued together without awaiting between them (group commit), applied in issue order. */
-  | { t: 'concurrent'; writes: { w: Write; sync: boolean }[] }
+  /**
+   * Issued together without awaiting between them (group commit), applied in issue order; a
+   * `twin` write goes through the synchronous method at its turn, among the pending async ones.
+   */
+  | { t: 'concurrent'; writes: { w: Write; sync: boolean; twin?: boolean }[] }
   | { t: 'get'; key: Bytes; snap: number | null; twin: boolean }
   | { t: 'iter'; spec: IterSpec }
   | { t: 'snapshot' }
@@ -187,7 +190,11 @@ export class ModelRun {
         break;
       }
       case 'concurrent': {
-        const pending = cmd.writes.map(({ w, sync }) => writeAsync(this.db, w, sync));
+        const pending = cmd.writes.map(({ w, sync, twin }) => {
+          if (!twin) return writeAsync(this.db, w, sync);
+          writeSync(this.db, w, sync);
+          return Promise.resolve();
+        });
         await Promise.all(pending);
         for (const { w } of cmd.writes) applyWrite(this.state, w);
         await this.checkKeys(cmd.writes.flatMap(({ w }) => touchedKeys(w)), what);
@@ -339,7 +346,7 @@ export const commandArb: fc.Arbitrary<Command> = fc.oneof(
     weight: 2,
     arbitrary: fc.record({
       t: fc.constant('concurrent' as const),
-      writes: fc.array(fc.record({ w: writeArb, sync: fc.boolean() }), { minLength: 2, maxLength: 6 }),
+      writes: fc.array(fc.record({ w: writeArb, sync: fc.boolean(), twin: fc.boolean() }), { minLength: 2, maxLength: 6 }),
     }),
   },
   { weight: 6, arbitrary: fc.record({ t: fc.constant('get' as const), key: keyArb, snap: snapRef, twin: fc.boolean() }) },
