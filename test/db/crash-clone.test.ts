@@ -9,8 +9,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DB, type BatchOperation } from '../../src/db.js';
+import { DB, type BatchOperation, type OpenOptions } from '../../src/db.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import type { RegionRouter } from '../../src/shard/region-router.js';
 import { applyWrite, sortedEntries, writeArb, type State, type Write } from '../model/db-model.js';
 
 type Step =
@@ -84,11 +85,18 @@ class History {
   }
 }
 
-const OPTIONS = { writeBufferSize: 1024, blockSize: 256 } as const;
+/** Three regions (shared WAL and MANIFEST, a memtable and tables each), for the sharded layout. */
+const THREE_REGIONS: RegionRouter = {
+  name: 'test.first-byte-mod-3',
+  regions: [0, 1, 2],
+  regionOf: (key) => (key.length === 0 ? 0 : key[0]! % 3),
+};
+
+const SMALL: OpenOptions = { writeBufferSize: 1024, blockSize: 256 };
 
 /** Opens the crash image, checks it against `history`, and returns it (open) with its model. */
-async function recoverAndCheck(image: MemFileSystem, history: History, what: string): Promise<{ db: DB; state: State }> {
-  const db = await DB.open('/db', { ...OPTIONS, fs: image });
+async function recoverAndCheck(image: MemFileSystem, history: History, what: string, options: OpenOptions): Promise<{ db: DB; state: State }> {
+  const db = await DB.open('/db', { ...options, fs: image });
   const seen = await contents(db);
   const at = history.find(seen);
   expect(
@@ -101,9 +109,9 @@ async function recoverAndCheck(image: MemFileSystem, history: History, what: str
   return { db, state };
 }
 
-async function runSteps(steps: readonly Step[], strictNames: boolean): Promise<void> {
+async function runSteps(steps: readonly Step[], strictNames: boolean, options: OpenOptions): Promise<void> {
   let fs = new MemFileSystem({ strictNames });
-  let db = await DB.open('/db', { ...OPTIONS, fs });
+  let db = await DB.open('/db', { ...options, fs });
   let history = new History();
   history.markDurable(); // the empty database
   try {
@@ -121,7 +129,7 @@ async function runSteps(steps: readonly Step[], strictNames: boolean): Promise<v
           break;
         case 'reopen':
           await db.close();
-          db = await DB.open('/db', { ...OPTIONS, fs });
+          db = await DB.open('/db', { ...options, fs });
           history.markDurable(); // recovery wrote what the WAL held to a table
           break;
         case 'crash':
@@ -152,7 +160,7 @@ async function runSteps(steps: readonly Step[], strictNames: boolean): Promise<v
           } else {
             image = fs.crashClone();
           }
-          const recovered = await recoverAndCheck(image, allowed, what);
+          const recovered = await recoverAndCheck(image, allowed, what, options);
           if (step.adopt) {
             // Go on from the crashed copy: the database there is the one that counts now.
             await db.close();
@@ -168,7 +176,7 @@ async function runSteps(steps: readonly Step[], strictNames: boolean): Promise<v
       }
     }
     // A last crash at the end, and the survivor must also take writes.
-    const { db: last } = await recoverAndCheck(fs.crashClone(), history, 'final crash');
+    const { db: last } = await recoverAndCheck(fs.crashClone(), history, 'final crash', options);
     await last.put('after', 'crash', { sync: true });
     expect(last.getSync('after')?.toString()).toBe('crash');
     await last.close();
@@ -181,9 +189,18 @@ describe('crashClone at random points', () => {
   it('recovers a state between the last durable write and the crash, never half a batch', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(stepArb, { minLength: 5, maxLength: 70, size: 'max' }), fc.boolean(), async (steps, strictNames) => {
-        await runSteps(steps, strictNames);
+        await runSteps(steps, strictNames, SMALL);
       }),
       { numRuns: 250 },
+    );
+  });
+
+  it('the same with three regions sharing the WAL and MANIFEST', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { minLength: 5, maxLength: 70, size: 'max' }), fc.boolean(), async (steps, strictNames) => {
+        await runSteps(steps, strictNames, { ...SMALL, router: THREE_REGIONS });
+      }),
+      { numRuns: 100 },
     );
   });
 });
