@@ -1,0 +1,221 @@
+/**
+ * DB: the public face of a sievekv database. Converts and checks arguments at the boundary
+ * (keys and values: Uint8Array, Buffer or UTF-8 string; anything else is INVALID_ARGUMENT before
+ * anything is written), hands owned Buffers back, and offers each operation twice: the async
+ * method every user gets, and a synchronous twin (`getSync`, `putSync`, …) that skips the promise
+ * where a caller wants the speed. The engine itself is DBImpl (db/db-impl.ts).
+ */
+import { SieveError, ErrorCode, invalidArgument } from './errors.js';
+import { DBImpl } from './db/db-impl.js';
+import { Snapshot } from './db/snapshot.js';
+import { toBytes } from './key-encoding.js';
+import { resolveOptions, type Options } from './options.js';
+import type { RegionRouter } from './shard/region-router.js';
+import { WriteBatch } from './wal/write-batch.js';
+import { NUM_LEVELS } from './version/version-edit.js';
+import { estimateNumKeys, levelSummary } from './db/properties.js';
+import { openIterator, type IteratorOptions, type DBIteratorHandle } from './db/iterators.js';
+
+export interface WriteOptions {
+  /** fdatasync the WAL before the write resolves: it then survives a machine crash. @defaultValue false */
+  sync?: boolean;
+}
+
+export interface ReadOptions {
+  /** Read the database as it was when the snapshot was taken. */
+  snapshot?: Snapshot;
+}
+
+export type BatchOperation =
+  | { type: 'put'; key: Uint8Array | string; value: Uint8Array | string }
+  | { type: 'del'; key: Uint8Array | string };
+
+export interface OpenOptions extends Options {
+  /** Shards the keys across regions (sub-directories); see the README's "Shards". */
+  router?: RegionRouter;
+}
+
+function checkWriteOptions(options: WriteOptions | undefined): boolean {
+  if (options === undefined) return false;
+  if (options === null || typeof options !== 'object') throw invalidArgument('write options must be an object');
+  if (options.sync !== undefined && typeof options.sync !== 'boolean') throw invalidArgument('option sync must be a boolean');
+  return options.sync === true;
+}
+
+function batchOf(operations: readonly BatchOperation[]): WriteBatch {
+  if (!Array.isArray(operations)) throw invalidArgument('batch operations must be an array');
+  const batch = new WriteBatch();
+  for (const op of operations) {
+    if (op === null || typeof op !== 'object') throw invalidArgument('a batch operation must be an object');
+    if (op.type === 'put') batch.put(toBytes(op.key, 'key'), toBytes(op.value, 'value'));
+    else if (op.type === 'del') batch.del(toBytes(op.key, 'key'));
+    else throw invalidArgument(`unknown batch operation type ${String((op as { type: unknown }).type)}`);
+  }
+  return batch;
+}
+
+export class DB {
+  readonly #impl: DBImpl;
+
+  private constructor(impl: DBImpl) {
+    this.#impl = impl;
+  }
+
+  /** Opens (by default creating) the database in `dir`. Rejects with LOCKED if it is open elsewhere. */
+  static async open(dir: string, options: OpenOptions = {}): Promise<DB> {
+    return DB.openSync(dir, options);
+  }
+
+  /** The synchronous twin of `open`. */
+  static openSync(dir: string, options: OpenOptions = {}): DB {
+    if (typeof dir !== 'string' || dir === '') throw invalidArgument('dir must be a non-empty string');
+    if (options !== undefined && options !== null && typeof options !== 'object') throw invalidArgument('options must be an object');
+    const { router, ...rest } = options ?? {};
+    const resolved = resolveOptions(rest);
+    return new DB(router === undefined ? DBImpl.open(dir, resolved) : DBImpl.open(dir, resolved, router));
+  }
+
+  /** The directory this database lives in. */
+  get location(): string {
+    return this.#impl.dir;
+  }
+
+  get closed(): boolean {
+    return this.#impl.closed;
+  }
+
+  #checkOpen(): void {
+    if (this.#impl.closed) throw new SieveError(ErrorCode.CLOSED, 'the database is closed');
+  }
+
+  put(key: Uint8Array | string, value: Uint8Array | string, options?: WriteOptions): Promise<void> {
+    try {
+      this.#checkOpen();
+      const batch = new WriteBatch().put(toBytes(key, 'key'), toBytes(value, 'value'));
+      return this.#impl.write(batch, checkWriteOptions(options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  putSync(key: Uint8Array | string, value: Uint8Array | string, options?: WriteOptions): void {
+    this.#checkOpen();
+    this.#impl.writeSync(new WriteBatch().put(toBytes(key, 'key'), toBytes(value, 'value')), checkWriteOptions(options));
+  }
+
+  del(key: Uint8Array | string, options?: WriteOptions): Promise<void> {
+    try {
+      this.#checkOpen();
+      return this.#impl.write(new WriteBatch().del(toBytes(key, 'key')), checkWriteOptions(options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  delSync(key: Uint8Array | string, options?: WriteOptions): void {
+    this.#checkOpen();
+    this.#impl.writeSync(new WriteBatch().del(toBytes(key, 'key')), checkWriteOptions(options));
+  }
+
+  /** Applies every operation atomically: after a crash, all of them or none. */
+  batch(operations: readonly BatchOperation[], options?: WriteOptions): Promise<void> {
+    try {
+      this.#checkOpen();
+      return this.#impl.write(batchOf(operations), checkWriteOptions(options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  batchSync(operations: readonly BatchOperation[], options?: WriteOptions): void {
+    this.#checkOpen();
+    this.#impl.writeSync(batchOf(operations), checkWriteOptions(options));
+  }
+
+  /** The value of `key` (an owned Buffer), or undefined if it is absent. */
+  get(key: Uint8Array | string, options?: ReadOptions): Promise<Buffer | undefined> {
+    try {
+      return Promise.resolve(this.getSync(key, options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  getSync(key: Uint8Array | string, options?: ReadOptions): Buffer | undefined {
+    this.#checkOpen();
+    const k = toBytes(key, 'key');
+    const value = this.#impl.get(k, this.#sequenceOf(options));
+    return value === undefined ? undefined : Buffer.from(value);
+  }
+
+  #sequenceOf(options: ReadOptions | undefined): number | undefined {
+    if (options === undefined) return undefined;
+    if (options === null || typeof options !== 'object') throw invalidArgument('read options must be an object');
+    const snapshot = options.snapshot;
+    if (snapshot === undefined) return undefined;
+    if (!(snapshot instanceof Snapshot)) {
+      throw invalidArgument('option snapshot must come from db.snapshot()');
+    }
+    snapshot.check();
+    return snapshot.sequence;
+  }
+
+  /** A consistent view of the database now; `release()` it when done. */
+  snapshot(): Snapshot {
+    this.#checkOpen();
+    return this.#impl.snapshot();
+  }
+
+  /** Iterates entries in key order (or reverse), within bounds, at a snapshot. */
+  iterator(options: IteratorOptions = {}): DBIteratorHandle {
+    this.#checkOpen();
+    return openIterator(this.#impl, options);
+  }
+
+  /**
+   * Flushes the memtables and compacts the key range [start, end] (everything when omitted).
+   * Until leveled compaction lands, this flushes the memtables to level 0.
+   */
+  async compactRange(start?: Uint8Array | string, end?: Uint8Array | string): Promise<void> {
+    this.#checkOpen();
+    if (start !== undefined) toBytes(start, 'start');
+    if (end !== undefined) toBytes(end, 'end');
+    this.#impl.flush();
+  }
+
+  /**
+   * A property of the database as a string, or undefined for an unknown name:
+   * `sievekv.stats` (JSON: counters and per-level files and bytes), `sievekv.num-files-at-level<N>`,
+   * `sievekv.approximate-memory-usage`, `sievekv.estimate-num-keys`. `leveldb.` prefixes work too.
+   */
+  getProperty(name: string): string | undefined {
+    this.#checkOpen();
+    if (typeof name !== 'string') throw invalidArgument('property name must be a string');
+    const prop = name.startsWith('leveldb.') ? `sievekv.${name.slice('leveldb.'.length)}` : name;
+    const impl = this.#impl;
+    const level = /^sievekv\.num-files-at-level(\d+)$/.exec(prop);
+    if (level) {
+      const n = Number(level[1]);
+      return n < NUM_LEVELS ? String(impl.numFilesAtLevel(n)) : undefined;
+    }
+    switch (prop) {
+      case 'sievekv.stats':
+        return JSON.stringify({ ...impl.stats.toJSON(), lastSequence: impl.lastSequence, levels: levelSummary(impl) }, null, 2);
+      case 'sievekv.approximate-memory-usage':
+        return String(impl.regions.reduce((sum, r) => sum + r.mem.approximateMemoryUsage + (r.imm?.approximateMemoryUsage ?? 0), 0));
+      case 'sievekv.estimate-num-keys':
+        return String(estimateNumKeys(impl));
+      default:
+        return undefined;
+    }
+  }
+
+  /** Waits for pending writes, closes every file and releases the directory. Idempotent. */
+  close(): Promise<void> {
+    return this.#impl.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}

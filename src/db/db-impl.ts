@@ -1,0 +1,640 @@
+/**
+ * DBImpl: the database engine behind the public `DB` — write path, read path, recovery, flushes,
+ * snapshots. Synchronous at its core: every method runs to completion on the JavaScript thread
+ * that owns the database, except the one wait worth not blocking for, the WAL's fdatasync under
+ * group commit.
+ *
+ * Write path. A write is a WriteBatch. It gets the next sequence numbers, goes to the WAL as one
+ * record, then into the memtables (each entry to its region's), and only then is `lastSequence`
+ * advanced: readers read at `lastSequence`, so a write is visible all at once or not at all.
+ * - Unsynced writes run synchronously (one write() system call, one memtable insert per entry).
+ * - Synced writes use group commit: writers queue; a leader takes every queued batch, writes them
+ *   as one WAL record, awaits one asynchronous fdatasync, applies them and resolves them all.
+ *   Writes that arrive meanwhile form the next group. A synced write is visible only once durable.
+ * - A synchronous write (`writeSync`) that finds a group waiting on its fdatasync finishes that
+ *   group first with a blocking sync, so sequence numbers are always applied in order.
+ *
+ * Memtables. When the regions' memtables together reach `writeBufferSize`, every region switches
+ * to a fresh memtable and a new WAL, and the full ones are flushed to level-0 tables. Regions
+ * switch together because they share the WAL: a WAL can be deleted only when every entry in it is
+ * in a table.
+ *
+ * Errors. A failure of the WAL or of a flush is latched as the background error: every later
+ * write fails with it (nothing is silently lost), reads go on, and reopening recovers every
+ * acknowledged write from the WAL and the tables.
+ */
+import { invalidArgument, isSieveError, SieveError, ErrorCode, ioError } from '../errors.js';
+import type { FileLock, FileSystem } from '../fs/file-system.js';
+import { isNotFound } from '../fs/file-system.js';
+import { KeyProbes } from '../filter/key-probes.js';
+import { Lookup, MemTable } from '../memtable/memtable.js';
+import type { ResolvedOptions } from '../options.js';
+import { currentFileName, FileType, lockFileName, logFileName, parseFileName, tableFileName } from '../version/filenames.js';
+import { NUM_LEVELS, VersionEdit } from '../version/version-edit.js';
+import type { Version } from '../version/version.js';
+import { VersionSet } from '../version/version-set.js';
+import { LogReader, type LogCorruption } from '../wal/log-reader.js';
+import { LogWriter } from '../wal/log-writer.js';
+import { checkBatch, forEachBatchEntry, batchSequence, WriteBatch } from '../wal/write-batch.js';
+import { InfoLog } from './info-log.js';
+import { Region, regionDir } from './region.js';
+import { SnapshotList, type Snapshot } from './snapshot.js';
+import { DBStats } from './stats.js';
+import { TableAccess, buildTable } from './table-access.js';
+import { BlockCache } from '../sstable/block-cache.js';
+import type { RegionRouter } from '../shard/region-router.js';
+import { singleRegionRouter } from '../shard/region-router.js';
+
+/** Queued writers of one group commit. */
+interface Writer {
+  batch: WriteBatch;
+  sync: boolean;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** A group whose WAL record is written and whose fdatasync is in flight. */
+interface PendingGroup {
+  batch: WriteBatch;
+  writers: Writer[];
+  applied: boolean;
+}
+
+/** A group stops growing past this many bytes (LevelDB: 1 MiB), so one writer's latency stays bounded. */
+const MAX_GROUP_BYTES = 1 << 20;
+const RESOLVED = Promise.resolve();
+
+export class DBImpl {
+  readonly stats = new DBStats();
+  readonly snapshots = new SnapshotList();
+  readonly regions: Region[];
+  readonly tables: TableAccess[];
+  readonly #versions: VersionSet;
+  readonly #lock: FileLock;
+  readonly #info: InfoLog;
+  readonly #probes = new KeyProbes();
+  #log: LogWriter | null = null;
+  #logNumber = 0;
+  #bgError: SieveError | null = null;
+  #closed = false;
+  #queue: Writer[] = [];
+  #draining = false;
+  #pending: PendingGroup | null = null;
+
+  private constructor(
+    readonly dir: string,
+    readonly options: ResolvedOptions,
+    readonly router: RegionRouter,
+    lock: FileLock,
+    info: InfoLog,
+  ) {
+    const fs = options.fs;
+    this.#lock = lock;
+    this.#info = info;
+    this.#versions = new VersionSet(dir, fs, router.regions.length);
+    const bloomBits = Math.ceil((options.writeBufferSize / 64) * options.memtableBloomBitsPerKey);
+    const newMemTable = (): MemTable =>
+      new MemTable({ bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0, initialArenaBytes: Math.min(options.writeBufferSize, 1 << 20) });
+    this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
+    const blockCache = new BlockCache(options.blockCacheSize);
+    this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, options, this.stats, blockCache));
+  }
+
+  get fs(): FileSystem {
+    return this.options.fs;
+  }
+
+  get versions(): VersionSet {
+    return this.#versions;
+  }
+
+  /** The sequence number of the newest visible write. */
+  get lastSequence(): number {
+    return this.#versions.lastSequence;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get backgroundError(): SieveError | null {
+    return this.#bgError;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Open and recovery
+
+  /** Opens (creating if allowed) the database in `dir`. Synchronous; throws typed errors. */
+  static open(dir: string, options: ResolvedOptions, router: RegionRouter = singleRegionRouter): DBImpl {
+    const fs = options.fs;
+    if (options.createIfMissing) {
+      fs.mkdir(dir);
+    } else if (!fs.exists(dir)) {
+      throw invalidArgument(`${dir} does not exist (createIfMissing is false)`);
+    }
+    const lock = fs.lock(lockFileName(dir));
+    let db: DBImpl | undefined;
+    try {
+      const info = new InfoLog(fs, dir);
+      db = new DBImpl(dir, options, router, lock, info);
+      db.#recover();
+      return db;
+    } catch (err) {
+      if (db !== undefined) db.#closeFiles();
+      lock.release();
+      throw err;
+    }
+  }
+
+  #recover(): void {
+    const fs = this.fs;
+    const options = this.options;
+    for (const r of this.regions) fs.mkdir(r.dir);
+    const exists = fs.exists(currentFileName(this.dir));
+    if (!exists) {
+      if (!options.createIfMissing) throw invalidArgument(`${this.dir} holds no database (createIfMissing is false)`);
+      this.#versions.createNew();
+      this.#info.log('created a new database');
+    } else if (options.errorIfExists) {
+      throw invalidArgument(`${this.dir} already holds a database (errorIfExists is true)`);
+    }
+    this.#versions.recover(options.paranoidChecks, (c) =>
+      this.#info.log(`skipped damaged MANIFEST record at ${c.file}:${c.offset} (${c.bytes} bytes): ${c.reason}`),
+    );
+    this.#checkRouter();
+
+    // WALs at or after the MANIFEST's log number hold writes not yet in tables: replay them.
+    const versions = this.#versions;
+    const logs: number[] = [];
+    const expected = new Set(versions.liveFiles());
+    for (const name of fs.list(this.dir)) {
+      const parsed = parseFileName(name);
+      if (parsed === undefined) continue;
+      versions.markFileNumberUsed(parsed.number);
+      if (parsed.type === FileType.LOG && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber)) {
+        logs.push(parsed.number);
+      }
+      if (parsed.type === FileType.TABLE) expected.delete(parsed.number);
+    }
+    for (const r of this.regions) {
+      if (r.index === 0) continue;
+      for (const name of fs.list(r.dir)) {
+        const parsed = parseFileName(name);
+        if (parsed === undefined) continue;
+        versions.markFileNumberUsed(parsed.number);
+        if (parsed.type === FileType.TABLE) expected.delete(parsed.number);
+      }
+    }
+    if (expected.size > 0) {
+      throw new SieveError(ErrorCode.CORRUPTION, `${expected.size} table file(s) named by the MANIFEST are missing: ${[...expected].slice(0, 5).join(', ')}`, {
+        file: this.dir,
+      });
+    }
+    logs.sort((a, b) => a - b);
+    const edit = new VersionEdit();
+    let maxSequence = versions.lastSequence;
+    for (const number of logs) maxSequence = Math.max(maxSequence, this.#replayLog(number, edit));
+    versions.lastSequence = maxSequence;
+    // What the WALs held goes to level 0 now, as LevelDB does; then a fresh WAL takes writes.
+    this.#flushAllInto(edit, true);
+    this.#logNumber = versions.newFileNumber();
+    this.#log = new LogWriter(fs.createWritable(logFileName(this.dir, this.#logNumber)));
+    fs.syncDir(this.dir);
+    edit.logNumber = this.#logNumber;
+    edit.prevLogNumber = 0;
+    versions.logAndApply(edit);
+    this.#deleteObsoleteFiles();
+    this.#info.log(`opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length} WAL(s) replayed`);
+  }
+
+  /** Router names are persisted in a file per database (see #checkRouter). */
+  #checkRouter(): void {
+    const path = `${this.dir}/REGIONS`;
+    const fs = this.fs;
+    const want = `${this.router.name}\n${this.router.regions.length}\n`;
+    if (fs.exists(path)) {
+      const have = new TextDecoder().decode(fs.readFile(path));
+      if (have !== want) {
+        throw invalidArgument(
+          `the database was created with router ${JSON.stringify(have.split('\n')[0])} (${have.split('\n')[1]} regions), not ${JSON.stringify(this.router.name)} (${this.router.regions.length})`,
+        );
+      }
+      return;
+    }
+    if (this.router === singleRegionRouter) return; // a plain database: LevelDB's layout, no extra file
+    const file = fs.createWritable(path);
+    try {
+      file.append(new TextEncoder().encode(want));
+      file.sync();
+    } finally {
+      file.close();
+    }
+    fs.syncDir(this.dir);
+  }
+
+  /**
+   * Replays one WAL into the memtables (flushing them into `edit` when full). Damage after the
+   * last good record is a torn tail and is dropped; damage followed by good records is CORRUPTION
+   * unless `paranoidChecks` is off, when it is skipped and logged. Returns the highest sequence.
+   */
+  #replayLog(number: number, edit: VersionEdit): number {
+    const path = logFileName(this.dir, number);
+    const paranoid = this.options.paranoidChecks;
+    let pending: LogCorruption[] = [];
+    let maxSequence = 0;
+    const file = this.fs.openReadable(path);
+    try {
+      const reader = new LogReader(file, { onCorruption: (c) => pending.push(c) });
+      for (let record = reader.readRecord(); record !== null; record = reader.readRecord()) {
+        if (pending.length > 0) {
+          // Good records after damage: the damage is not a torn tail.
+          const c = pending[0]!;
+          if (paranoid) throw new SieveError(ErrorCode.CORRUPTION, `WAL damaged: ${c.reason} (${c.bytes} bytes)`, { file: path, offset: c.offset });
+          for (const p of pending) this.#info.log(`skipped damaged WAL bytes at ${path}:${p.offset} (${p.bytes} bytes): ${p.reason}`);
+          this.stats.walRecordsSkipped += pending.length;
+          pending = [];
+        }
+        const offset = reader.lastRecordOffset;
+        let count: number;
+        try {
+          count = checkBatch(record, path, offset);
+        } catch (err) {
+          if (paranoid || !isSieveError(err, 'CORRUPTION')) throw err;
+          this.#info.log(`skipped malformed batch at ${path}:${offset}: ${(err as Error).message}`);
+          this.stats.walRecordsSkipped++;
+          continue;
+        }
+        const seq = batchSequence(record, path, offset);
+        this.#applyBatch(record, seq);
+        if (count > 0) maxSequence = Math.max(maxSequence, seq + count - 1);
+        if (this.#memoryUsage() >= this.options.writeBufferSize) this.#flushAllInto(edit, true);
+      }
+    } finally {
+      file.close();
+    }
+    for (const p of pending) this.#info.log(`dropped torn WAL tail at ${path}:${p.offset} (${p.bytes} bytes): ${p.reason}`);
+    return maxSequence;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Write path
+
+  #checkWritable(): void {
+    if (this.#closed) throw new SieveError(ErrorCode.CLOSED, 'the database is closed');
+    if (this.#bgError !== null) throw this.#bgError;
+  }
+
+  /** Applies an encoded batch (sequence `seq` for its first entry) to the regions' memtables. */
+  #applyBatch(rep: Uint8Array, seq: number): void {
+    const regions = this.regions;
+    const router = this.router;
+    const single = regions.length === 1 ? regions[0]!.mem : null;
+    let s = seq;
+    forEachBatchEntry(rep, (type, key, value) => {
+      const mem = single ?? regions[router.regionOf(key)]!.mem;
+      mem.add(s++, type, key, value);
+    });
+  }
+
+  /**
+   * Commits `batch` now: WAL append (and a blocking fdatasync when `sync`), memtables, visibility.
+   * Async writes issued before this call come first (their group's fdatasync and the queue behind
+   * it are finished here, blocking), so writes apply in the order they were called.
+   */
+  writeSync(batch: WriteBatch, sync: boolean): void {
+    this.#checkWritable();
+    if (this.#pending !== null) this.#finishPendingSync();
+    this.#commitQueuedNow();
+    this.#commit(batch, sync, true);
+  }
+
+  /** Takes the next group of queued writers: at least one, at most MAX_GROUP_BYTES of batches. */
+  #takeGroup(): { writers: Writer[]; batch: WriteBatch; sync: boolean } {
+    const writers: Writer[] = [];
+    let bytes = 0;
+    while (this.#queue.length > 0 && (writers.length === 0 || bytes + this.#queue[0]!.batch.byteLength <= MAX_GROUP_BYTES)) {
+      const w = this.#queue.shift()!;
+      writers.push(w);
+      bytes += w.batch.byteLength;
+    }
+    let batch = writers[0]!.batch;
+    if (writers.length > 1) {
+      batch = new WriteBatch();
+      for (const w of writers) batch.append(w.batch);
+    }
+    return { writers, batch, sync: writers.some((w) => w.sync) };
+  }
+
+  /** Commits every queued writer now, in order, with blocking syncs; rethrows the first failure. */
+  #commitQueuedNow(): void {
+    while (this.#queue.length > 0) {
+      const { writers, batch, sync } = this.#takeGroup();
+      try {
+        this.#checkWritable();
+        this.#commit(batch, sync, true);
+      } catch (err) {
+        for (const w of writers) w.reject(err);
+        throw err;
+      }
+      for (const w of writers) w.resolve();
+    }
+  }
+
+  /** Commits `batch`; resolves when it is visible (and durable, if `sync`). */
+  write(batch: WriteBatch, sync: boolean): Promise<void> {
+    try {
+      this.#checkWritable();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (!sync && !this.#draining && this.#queue.length === 0) {
+      try {
+        this.#commit(batch, false, true);
+        return RESOLVED;
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ batch, sync, resolve, reject });
+      if (!this.#draining) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    try {
+      while (this.#queue.length > 0) {
+        const { writers, batch, sync } = this.#takeGroup();
+        try {
+          this.#checkWritable();
+          if (!sync) {
+            this.#commit(batch, false, true);
+            for (const w of writers) w.resolve();
+            continue;
+          }
+          this.#commit(batch, false, false);
+          const group: PendingGroup = { batch, writers, applied: false };
+          this.#pending = group;
+          try {
+            await this.#log!.syncAsync();
+          } catch (err) {
+            if (!group.applied) throw this.#latch(err);
+          }
+          if (this.#pending === group) this.#pending = null;
+          this.#applyGroup(group);
+          for (const w of writers) w.resolve();
+        } catch (err) {
+          for (const w of writers) w.reject(err);
+        }
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /** A synchronous caller met a group waiting for its fdatasync: make it durable and visible now. */
+  #finishPendingSync(): void {
+    const group = this.#pending!;
+    this.#pending = null;
+    try {
+      this.#log!.sync();
+    } catch (err) {
+      throw this.#latch(err);
+    }
+    this.#applyGroup(group);
+  }
+
+  #applyGroup(group: PendingGroup): void {
+    if (group.applied) return;
+    group.applied = true;
+    // An empty group (empty batches only) took no sequence numbers: nothing to apply or publish.
+    if (group.batch.count === 0) return;
+    const rep = group.batch.contents();
+    this.#applyBatch(rep, group.batch.sequence);
+    this.#versions.lastSequence = group.batch.sequence + group.batch.count - 1;
+  }
+
+  /**
+   * Assigns sequence numbers, appends the WAL record (syncing if `sync`), and — when `apply` —
+   * inserts into the memtables and makes the batch visible. A WAL failure is latched.
+   */
+  #commit(batch: WriteBatch, sync: boolean, apply: boolean): void {
+    const count = batch.count;
+    if (count === 0) return;
+    this.#makeRoomForWrite();
+    const versions = this.#versions;
+    const seq = versions.lastSequence + 1;
+    batch.setSequence(seq);
+    const rep = batch.contents();
+    try {
+      this.#log!.addRecord(rep);
+      if (sync) this.#log!.sync();
+    } catch (err) {
+      throw this.#latch(err);
+    }
+    this.stats.writes += count;
+    if (!apply) return;
+    this.#applyBatch(rep, seq);
+    versions.lastSequence = seq + count - 1;
+  }
+
+  #memoryUsage(): number {
+    let sum = 0;
+    for (const r of this.regions) sum += r.mem.approximateMemoryUsage;
+    return sum;
+  }
+
+  /**
+   * Switches to fresh memtables and a fresh WAL when they are full (or when `force`d and not
+   * empty), and flushes the full ones.
+   */
+  #makeRoomForWrite(force = false): void {
+    const usage = this.#memoryUsage();
+    if (force ? this.regions.every((r) => r.mem.count === 0) : usage < this.options.writeBufferSize) return;
+    const fs = this.fs;
+    const number = this.#versions.newFileNumber();
+    let log: LogWriter;
+    try {
+      log = new LogWriter(fs.createWritable(logFileName(this.dir, number)));
+      fs.syncDir(this.dir);
+    } catch (err) {
+      throw this.#latch(err);
+    }
+    const old = this.#log;
+    this.#log = log;
+    this.#logNumber = number;
+    try {
+      old?.close();
+    } catch {
+      // Its records are synced or were never acknowledged as durable; a close error changes neither.
+    }
+    const edit = new VersionEdit();
+    try {
+      this.#flushAllInto(edit, false);
+      edit.logNumber = number;
+      this.#versions.logAndApply(edit);
+    } catch (err) {
+      throw this.#latch(err);
+    }
+    for (const r of this.regions) r.imm = null;
+    this.#deleteObsoleteFiles();
+  }
+
+  /**
+   * Writes every region's full memtable to a level-0 table recorded in `edit`: the live memtable
+   * when `recovering` (it holds what the WALs replayed; a fresh one replaces it), else the one a
+   * switch makes immutable. Empty memtables write nothing.
+   */
+  #flushAllInto(edit: VersionEdit, recovering: boolean): void {
+    for (const region of this.regions) {
+      if (!recovering) region.switchMemTable();
+      const mem = recovering ? region.mem : region.imm!;
+      if (mem.count === 0) continue;
+      const number = this.#versions.newFileNumber();
+      const meta = buildTable(this.fs, tableFileName(region.dir, number), number, mem.iterator(), this.options);
+      this.fs.syncDir(region.dir);
+      edit.addFile(0, meta, region.index);
+      this.stats.flushes++;
+      this.stats.bytesFlushed += meta.fileSize;
+      this.#info.log(`flushed region ${region.index} memtable (${mem.count} entries) to table ${number} (${meta.fileSize} bytes)`);
+      if (recovering) {
+        region.switchMemTable();
+        region.imm = null;
+      }
+    }
+  }
+
+  #latch(err: unknown): SieveError {
+    const e = isSieveError(err) ? err : ioError('background write failed', { cause: err });
+    if (this.#bgError === null) {
+      this.#bgError = e;
+      this.#info.log(`background error latched: ${e.message}`);
+    }
+    return e;
+  }
+
+  /** Deletes WALs, MANIFESTs and tables no longer needed (never a table a live version names). */
+  #deleteObsoleteFiles(): void {
+    const versions = this.#versions;
+    const live = versions.liveFiles();
+    const fs = this.fs;
+    const dirs = this.regions.map((r) => r.dir);
+    for (const dir of new Set(dirs)) {
+      let names: string[];
+      try {
+        names = fs.list(dir);
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        throw err;
+      }
+      for (const name of names) {
+        const parsed = parseFileName(name);
+        if (parsed === undefined) continue;
+        let keep = true;
+        switch (parsed.type) {
+          case FileType.LOG:
+            keep = dir === this.dir && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber);
+            break;
+          case FileType.DESCRIPTOR:
+            keep = dir === this.dir && parsed.number >= versions.manifestFileNumber;
+            break;
+          case FileType.TABLE:
+            keep = live.has(parsed.number);
+            break;
+          case FileType.TEMP:
+            keep = false;
+            break;
+          default:
+            keep = true;
+        }
+        if (keep) continue;
+        if (parsed.type === FileType.TABLE) {
+          for (const t of this.tables) t.evict(parsed.number);
+        }
+        try {
+          fs.remove(`${dir}/${name}`);
+        } catch (err) {
+          this.#info.log(`could not delete ${dir}/${name}: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Read path
+
+  /**
+   * The value of `key` visible at `sequence` (default: the newest), or undefined. The returned
+   * bytes are borrowed (a memtable's or a cached block's): copy before the next database call.
+   */
+  get(key: Uint8Array, sequence = this.#versions.lastSequence): Uint8Array | undefined {
+    if (this.#closed) throw new SieveError(ErrorCode.CLOSED, 'the database is closed');
+    const stats = this.stats;
+    stats.gets++;
+    const regionIndex = this.regions.length === 1 ? 0 : this.router.regionOf(key);
+    const region = this.regions[regionIndex]!;
+    let r = region.mem.get(key, sequence);
+    if (r === Lookup.FOUND) return region.mem.foundValue;
+    if (r === Lookup.DELETED) return undefined;
+    const imm = region.imm;
+    if (imm !== null) {
+      r = imm.get(key, sequence);
+      if (r === Lookup.FOUND) return imm.foundValue;
+      if (r === Lookup.DELETED) return undefined;
+    }
+    return this.tables[regionIndex]!.getFromVersion(this.#versions.current, regionIndex, key, sequence, this.#probes);
+  }
+
+  /** A snapshot of the newest state. */
+  snapshot(): Snapshot {
+    if (this.#closed) throw new SieveError(ErrorCode.CLOSED, 'the database is closed');
+    return this.snapshots.create(this.#versions.lastSequence);
+  }
+
+  /** The current version, referenced: the caller must `unref()` it. */
+  refCurrentVersion(): Version {
+    return this.#versions.current.ref();
+  }
+
+  /** Flushes the memtables to level 0 now (what `compactRange` does first). */
+  flush(): void {
+    this.#checkWritable();
+    if (this.#pending !== null) this.#finishPendingSync();
+    this.#makeRoomForWrite(true);
+  }
+
+  /** Number of table files at `level` (summed over regions, or for one region). */
+  numFilesAtLevel(level: number, region?: number): number {
+    if (!Number.isInteger(level) || level < 0 || level >= NUM_LEVELS) throw invalidArgument(`level must be 0..${NUM_LEVELS - 1}`);
+    const v = this.#versions.current;
+    if (region !== undefined) return v.numFiles(region, level);
+    let n = 0;
+    for (let r = 0; r < this.regions.length; r++) n += v.numFiles(r, level);
+    return n;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Close
+
+  /** Waits for queued writes, then closes every file and releases the lock. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    while (this.#draining) await new Promise((r) => setImmediate(r));
+    this.#closed = true;
+    this.#closeFiles();
+    this.#lock.release();
+  }
+
+  #closeFiles(): void {
+    try {
+      this.#log?.close();
+    } catch {
+      // Nothing more to do for a file we are abandoning.
+    }
+    this.#log = null;
+    this.#versions.close();
+    for (const t of this.tables) t.close();
+    this.#info.close();
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * The database's counters, reported by `getProperty('sievekv.stats')`. Plain numbers bumped on
+ * the hot paths (no allocation). The table layer's filter and block counters accumulate in
+ * `tables`, the sink every open table reports to.
+ */
+import { TableStats } from '../sstable/table-stats.js';
+
+export class DBStats {
+  /** Point lookups served. */
+  gets = 0;
+  /** Entries written (a batch counts its entries). */
+  writes = 0;
+  /** Tables whose key range could hold a looked-up key (consulted by gets). */
+  filesConsulted = 0;
+  /** Memtable flushes to level 0, and the bytes they wrote. */
+  flushes = 0;
+  bytesFlushed = 0;
+  /** WAL records skipped as damaged (only with paranoidChecks off). */
+  walRecordsSkipped = 0;
+  /** Filter checks and negatives, false positives, blocks read, block cache hits and misses. */
+  readonly tables = new TableStats();
+
+  toJSON(): Record<string, number> {
+    const t = this.tables;
+    return {
+      gets: this.gets,
+      writes: this.writes,
+      filesConsulted: this.filesConsulted,
+      filterChecks: t.filterChecks,
+      filterNegatives: t.filterNegatives,
+      filterFalsePositives: t.filterFalsePositives,
+      blocksRead: t.blocksRead,
+      blockCacheHits: t.blockCacheHits,
+      blockCacheMisses: t.blockCacheMisses,
+      flushes: this.flushes,
+      bytesFlushed: this.bytesFlushed,
+      walRecordsSkipped: this.walRecordsSkipped,
+    };
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The database's view of its table files, per region: building a level-0 table from a memtable,
+ * and point lookups and iterators through the region's table cache (open tables) and the
+ * database's shared block cache.
+ */
+import type { FileSystem } from '../fs/file-system.js';
+import { KeyProbes } from '../filter/key-probes.js';
+import type { FilterPolicy } from '../filter/policy.js';
+import { BloomFilterPolicy } from '../filter/bloom.js';
+import { VALUE_TYPE_FOR_SEEK, writeInternalKey, INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
+import type { MemTableIterator } from '../memtable/memtable.js';
+import type { ResolvedOptions } from '../options.js';
+import { BlockCache } from '../sstable/block-cache.js';
+import { TableBuilder } from '../sstable/table-builder.js';
+import { GetStatus, TableGetResult } from '../sstable/table.js';
+import { TableCache } from '../sstable/table-cache.js';
+import type { InternalIterator } from '../iterator/internal-iterator.js';
+import type { FileMetaData } from '../version/version-edit.js';
+import { compareUserKeyTo, Version } from '../version/version.js';
+import type { DBStats } from './stats.js';
+import { ioError } from '../errors.js';
+
+/**
+ * The policies a table's filter may have been written by (matched by name): the database's own,
+ * and LevelDB's Bloom (any bits/key reads alike: k is stored in each filter).
+ */
+export function knownFilterPolicies(own: FilterPolicy | null): FilterPolicy[] {
+  const policies: FilterPolicy[] = [];
+  if (own !== null) policies.push(own);
+  if (own === null || own.name !== 'leveldb.BuiltinBloomFilter2') policies.push(new BloomFilterPolicy(10));
+  return policies;
+}
+
+/**
+ * Writes the memtable's entries, in order, to a new table at `path` and syncs it. Returns its
+ * metadata. On failure the partial file is removed and the error rethrown.
+ */
+export function buildTable(fs: FileSystem, path: string, number: number, it: MemTableIterator, options: ResolvedOptions): FileMetaData {
+  const file = fs.createWritable(path);
+  const builder = new TableBuilder(file, {
+    blockSize: options.blockSize,
+    blockRestartInterval: options.blockRestartInterval,
+    compression: options.compression,
+    ...(options.filterPolicy !== null ? { filterPolicy: options.filterPolicy } : {}),
+    filterScope: options.filterScope,
+  });
+  let key = new Uint8Array(256);
+  try {
+    for (it.seekToFirst(); it.valid; it.next()) {
+      const user = it.key;
+      const need = user.length + INTERNAL_KEY_TRAILER_SIZE;
+      if (key.length < need) key = new Uint8Array(need * 2);
+      writeInternalKey(key, 0, user, it.seq, it.type as 0 | 1);
+      builder.add(key.subarray(0, need), it.value);
+    }
+    builder.finish();
+    file.sync();
+    file.close();
+  } catch (err) {
+    try {
+      builder.abandon();
+    } catch {
+      // already failing
+    }
+    try {
+      file.close();
+    } catch {
+      // already failing
+    }
+    fs.remove(path);
+    throw err;
+  }
+  const smallest = builder.smallestKey;
+  const largest = builder.largestKey;
+  if (smallest === undefined || largest === undefined) throw ioError('flushed an empty memtable', { file: path });
+  return { number, fileSize: builder.fileSize, smallest: smallest.slice(), largest: largest.slice() };
+}
+
+export class TableAccess {
+  readonly cache: TableCache;
+  readonly #result = new TableGetResult();
+  #lookupKey = new Uint8Array(64);
+  readonly #stats: DBStats;
+
+  constructor(fs: FileSystem, dir: string, options: ResolvedOptions, stats: DBStats, blockCache: BlockCache) {
+    this.#stats = stats;
+    this.cache = new TableCache(fs, dir, {
+      capacity: options.maxOpenFiles,
+      filterPolicies: knownFilterPolicies(options.filterPolicy),
+      blockCache,
+      verifyChecksums: options.verifyChecksums,
+      stats: stats.tables,
+    });
+  }
+
+  /**
+   * Looks `userKey` up in the version's tables of `region` at `sequence`: level 0 newest first,
+   * then one table per level. The key is hashed at most once per filter policy. Returns the value
+   * (a view into a cached block; copy it) or undefined.
+   */
+  getFromVersion(version: Version, region: number, userKey: Uint8Array, sequence: number, probes: KeyProbes): Uint8Array | undefined {
+    const need = userKey.length + INTERNAL_KEY_TRAILER_SIZE;
+    if (this.#lookupKey.length < need) this.#lookupKey = new Uint8Array(need * 2);
+    writeInternalKey(this.#lookupKey, 0, userKey, sequence, VALUE_TYPE_FOR_SEEK);
+    const lookupKey = this.#lookupKey.subarray(0, need);
+    probes.reset(userKey);
+    // Level 0 newest first (its files may overlap), then the one file per level that may hold it.
+    // Written out rather than through Version.forEachCandidate: no closure per lookup.
+    const levels = version.regions[region]!;
+    for (const file of levels[0]!) {
+      if (compareUserKeyTo(userKey, file.smallest) < 0 || compareUserKeyTo(userKey, file.largest) > 0) continue;
+      if (this.#consult(file, lookupKey, userKey, probes) !== GetStatus.NOT_FOUND) return this.#answer();
+    }
+    for (let level = 1; level < levels.length; level++) {
+      const files = levels[level]!;
+      if (files.length === 0) continue;
+      const i = Version.findFileByUserKey(files, userKey);
+      if (i === files.length || compareUserKeyTo(userKey, files[i]!.smallest) < 0) continue;
+      if (this.#consult(files[i]!, lookupKey, userKey, probes) !== GetStatus.NOT_FOUND) return this.#answer();
+    }
+    return undefined;
+  }
+
+  #consult(file: FileMetaData, lookupKey: Uint8Array, userKey: Uint8Array, probes: KeyProbes): GetStatus {
+    this.#stats.filesConsulted++;
+    return this.cache.get(file.number, file.fileSize, lookupKey, userKey, probes, this.#result);
+  }
+
+  #answer(): Uint8Array | undefined {
+    return this.#result.status === GetStatus.FOUND ? this.#result.value : undefined;
+  }
+
+  newIterator(file: FileMetaData): InternalIterator {
+    return this.cache.newIterator(file.number, file.fileSize);
+  }
+
+  evict(fileNumber: number): void {
+    this.cache.evict(fileNumber);
+  }
+
+  close(): void {
+    this.cache.close();
+  }
+}
