@@ -12,7 +12,7 @@
  * answers most lookups of absent keys without walking the skiplist.
  */
 import { levelDBHash } from '../filter/leveldb-hash.js';
-import { SkipList } from './skiplist.js';
+import { SkipList, type SkipListState } from './skiplist.js';
 
 /** Persisted in every internal key and WAL record: never renumber. */
 export const ValueType = { DELETION: 0, VALUE: 1 } as const;
@@ -121,6 +121,16 @@ export class MemTable {
   /** An iterator over every entry (all versions), in internal-key order. */
   iterator(): MemTableIterator {
     return new MemTableIterator(this.#list);
+  }
+
+  /** The entries' storage, for a flush on another thread. Only for an immutable memtable. */
+  exportState(): SkipListState {
+    return this.#list.exportState();
+  }
+
+  /** An iterator over exported storage (see `exportState`). */
+  static iteratorOf(state: SkipListState): MemTableIterator {
+    return new MemTableIterator(SkipList.fromState(state));
   }
 }
 

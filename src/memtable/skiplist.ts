@@ -37,9 +37,18 @@ const NATIVE_COMPARE_FROM = 32;
 const INITIAL_NODES = 1024;
 const INITIAL_ARENA = 64 * 1024;
 
+/** A skiplist's storage as plain arrays (structured-cloneable). */
+export interface SkipListState {
+  nodes: Int32Array;
+  seqs: Float64Array;
+  arena: Uint8Array;
+  count: number;
+  height: number;
+}
+
 export class SkipList {
-  #nodes = new Int32Array(INITIAL_NODES * RECORD);
-  #seqs = new Float64Array(INITIAL_NODES);
+  #nodes: Int32Array = new Int32Array(INITIAL_NODES * RECORD);
+  #seqs: Float64Array = new Float64Array(INITIAL_NODES);
   #arena: Buffer;
   #arenaUsed = 0;
   #count = 0; // entries; node i (1-based) is the i-th inserted
@@ -51,6 +60,32 @@ export class SkipList {
   constructor(initialArenaBytes = INITIAL_ARENA) {
     this.#arena = Buffer.alloc(Math.max(256, initialArenaBytes));
     this.#nodes[HEIGHT] = MAX_HEIGHT;
+  }
+
+  /**
+   * The list's storage, trimmed to what is used, for another thread to read (e.g. a flush in a
+   * worker): the arrays are copies, safe to transfer. Only for a list no one inserts into anymore.
+   */
+  exportState(): SkipListState {
+    return {
+      nodes: this.#nodes.slice(0, (this.#count + 1) * RECORD),
+      seqs: this.#seqs.slice(0, this.#count + 1),
+      arena: new Uint8Array(this.#arena.subarray(0, this.#arenaUsed)),
+      count: this.#count,
+      height: this.#height,
+    };
+  }
+
+  /** A read-only list over exported storage (inserting into it is not supported). */
+  static fromState(state: SkipListState): SkipList {
+    const list = new SkipList(256);
+    list.#nodes = state.nodes;
+    list.#seqs = state.seqs;
+    list.#arena = Buffer.from(state.arena.buffer, state.arena.byteOffset, state.arena.byteLength);
+    list.#arenaUsed = state.arena.byteLength;
+    list.#count = state.count;
+    list.#height = state.height;
+    return list;
   }
 
   /** Entries inserted. */

@@ -1,0 +1,97 @@
+/**
+ * Background jobs — a memtable flush and a compaction merge — as plain, structured-cloneable
+ * descriptions, and `executeJob`, which runs one against a file system. The same code runs in the
+ * worker (worker.ts) and inline (runner.ts), so both paths write identical tables.
+ */
+import type { FileSystem } from '../fs/file-system.js';
+import { INTERNAL_KEY_TRAILER_SIZE, writeInternalKey, type ValueType } from '../format/internal-key.js';
+import { MemTable, type MemTableIterator } from '../memtable/memtable.js';
+import type { SkipListState } from '../memtable/skiplist.js';
+import type { CompressionType } from '../sstable/compression.js';
+import type { FilterScope } from '../sstable/metaindex.js';
+import { TableBuilder } from '../sstable/table-builder.js';
+import { ioError } from '../errors.js';
+import { tableFileName } from '../version/filenames.js';
+import type { FileMetaData } from '../version/version-edit.js';
+import { runCompaction, type CompactionOutcome, type CompactionTask } from './compaction.js';
+import { policyFromSpec, type PolicySpec } from './policy-spec.js';
+
+/** How tables are built: the database's options, in a form that crosses threads. */
+export interface TableShape {
+  readonly blockSize: number;
+  readonly blockRestartInterval: number;
+  readonly compression: CompressionType;
+  readonly filter: PolicySpec;
+  readonly filterScope: FilterScope;
+}
+
+export interface FlushJob {
+  readonly kind: 'flush';
+  readonly dir: string;
+  readonly number: number;
+  /** The memtable's entries (MemTable.exportState), or the memtable itself when run inline. */
+  readonly entries: SkipListState | MemTable;
+  readonly shape: TableShape;
+}
+
+export interface CompactJob {
+  readonly kind: 'compact';
+  readonly task: Omit<CompactionTask, 'filterPolicy'>;
+  readonly shape: TableShape;
+}
+
+export type Job = FlushJob | CompactJob;
+export type JobResult = { readonly kind: 'flush'; readonly file: FileMetaData } | { readonly kind: 'compact'; readonly outcome: CompactionOutcome };
+
+/**
+ * Writes the memtable's entries, in order, to table `number` in `dir` and syncs it; returns its
+ * metadata. On failure the partial file is removed and the error rethrown.
+ */
+export function flushMemTable(fs: FileSystem, dir: string, number: number, it: MemTableIterator, shape: TableShape): FileMetaData {
+  const path = tableFileName(dir, number);
+  const file = fs.createWritable(path);
+  const filterPolicy = policyFromSpec(shape.filter);
+  const builder = new TableBuilder(file, {
+    blockSize: shape.blockSize,
+    blockRestartInterval: shape.blockRestartInterval,
+    compression: shape.compression,
+    ...(filterPolicy !== null ? { filterPolicy } : {}),
+    filterScope: shape.filterScope,
+  });
+  let key = new Uint8Array(256);
+  try {
+    for (it.seekToFirst(); it.valid; it.next()) {
+      const user = it.key;
+      const need = user.length + INTERNAL_KEY_TRAILER_SIZE;
+      if (key.length < need) key = new Uint8Array(need * 2);
+      writeInternalKey(key, 0, user, it.seq, it.type as ValueType);
+      builder.add(key.subarray(0, need), it.value);
+    }
+    builder.finish();
+    file.sync();
+    file.close();
+  } catch (err) {
+    try {
+      builder.abandon();
+      file.close();
+    } catch {
+      // already failing
+    }
+    fs.remove(path);
+    throw err;
+  }
+  const smallest = builder.smallestKey;
+  const largest = builder.largestKey;
+  if (smallest === undefined || largest === undefined) throw ioError('flushed an empty memtable', { file: path });
+  return { number, fileSize: builder.fileSize, smallest: smallest.slice(), largest: largest.slice() };
+}
+
+/** Runs `job` on this thread. */
+export function executeJob(fs: FileSystem, job: Job): JobResult {
+  if (job.kind === 'flush') {
+    const it = job.entries instanceof MemTable ? job.entries.iterator() : MemTable.iteratorOf(job.entries);
+    return { kind: 'flush', file: flushMemTable(fs, job.dir, job.number, it, job.shape) };
+  }
+  const outcome = runCompaction(fs, { ...job.task, filterPolicy: policyFromSpec(job.shape.filter) });
+  return { kind: 'compact', outcome };
+}

@@ -1,0 +1,20 @@
+/**
+ * The background worker thread: runs flush and compaction jobs (jobs.ts) with the real file
+ * system and posts each result, or its error, back on the port it was given. Stateless between
+ * jobs; the database's thread decides everything and installs the results.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { NodeFileSystem } from '../fs/node-fs.js';
+import { executeJob, type Job } from './jobs.js';
+import { serializeError } from './job-errors.js';
+
+const port = (workerData as { port: MessagePort }).port;
+const fs = new NodeFileSystem();
+
+parentPort!.on('message', (message: { id: number; job: Job }) => {
+  try {
+    port.postMessage({ id: message.id, result: executeJob(fs, message.job) });
+  } catch (err) {
+    port.postMessage({ id: message.id, error: serializeError(err) });
+  }
+});
