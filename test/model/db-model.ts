@@ -34,6 +34,8 @@ export interface IterSpec {
   seek: Bytes | null;
   /** Entries to read before `meanwhile` runs (the rest are read after). */
   readFirst: number;
+  /** After `meanwhile`: seek again, then read the rest (the limit counts every entry yielded). */
+  reseek: Bytes | null;
   /** A write (and maybe a flush) made while the iterator is open: it must not see them. */
   meanwhile: Write | null;
   flushMeanwhile: boolean;
@@ -234,8 +236,8 @@ export class ModelRun {
 
   async #iterate(spec: IterSpec, what: string): Promise<void> {
     const h = this.#heldAt(spec.snap);
-    const state = h?.state ?? this.state;
-    const expected = expectedScan(state, spec);
+    const state = new Map(h?.state ?? this.state); // what the iterator sees, whatever happens meanwhile
+    let expected = expectedScan(state, spec);
     const it = this.db.iterator({
       ...(spec.gt !== undefined ? { gt: spec.gt } : {}),
       ...(spec.gte !== undefined ? { gte: spec.gte } : {}),
@@ -247,16 +249,28 @@ export class ModelRun {
     });
     if (spec.seek !== null) it.seek(spec.seek);
     const rows: [Bytes, Bytes][] = [];
-    for (let i = 0; i < spec.readFirst; i++) {
+    let done = false;
+    for (let i = 0; i < spec.readFirst && !done; i++) {
       const r = await it.next();
-      if (r.done) break;
-      rows.push(r.value);
+      if (r.done) done = true;
+      else rows.push(r.value);
     }
     if (spec.meanwhile !== null) {
       // The open iterator reads at its creation's sequence: later writes and flushes are invisible.
       await writeAsync(this.db, spec.meanwhile, false);
       applyWrite(this.state, spec.meanwhile);
       if (spec.flushMeanwhile) await this.db.compactRange();
+    }
+    if (spec.reseek !== null) {
+      if (done) {
+        // Exhausted iterators are closed: seeking one is CLOSED.
+        expect(() => it.seek(spec.reseek!), `${what}: seek after the end`).toThrow(/CLOSED/);
+      } else {
+        it.seek(spec.reseek);
+        const left = spec.limit === undefined ? undefined : spec.limit - rows.length;
+        const rest = expectedScan(state, { ...spec, seek: spec.reseek, limit: undefined });
+        expected = [...expected.slice(0, rows.length), ...(left === undefined ? rest : rest.slice(0, Math.max(0, left)))];
+      }
     }
     for await (const entry of it) rows.push(entry);
     expectRows(rows, expected, `${what} ${JSON.stringify(describeSpec(spec))}`);
@@ -331,6 +345,7 @@ const iterSpecArb: fc.Arbitrary<IterSpec> = fc
     snap: snapRef,
     seek: fc.option(boundArb, { freq: 4, nil: null }),
     readFirst: fc.nat({ max: 4 }),
+    reseek: fc.option(boundArb, { freq: 3, nil: null }),
     meanwhile: fc.option(writeArb, { freq: 3, nil: null }),
     flushMeanwhile: fc.boolean(),
   })
