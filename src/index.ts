@@ -1,12 +1,30 @@
 /**
  * The one public door of sievekv: every export is named here; nothing else is public.
  */
+// The database.
+export { DB } from './db.js';
+export type { BatchOperation, OpenOptions, ReadOptions, WriteOptions } from './db.js';
+export type { Options, CompressionName, FilterScope } from './options.js';
+export type { Snapshot } from './db/snapshot.js';
+export type { IteratorOptions } from './db/iterators.js';
+export type { EntryIterator, Entry as IteratorEntry } from './iterator/entry-iterator.js';
+export type { IteratorRangeOptions, IteratorBound } from './iterator/iterator-options.js';
+export type { FileSystem, WritableFile, RandomAccessFile, FileLock } from './fs/file-system.js';
+export type { RegionRouter } from './shard/region-router.js';
+
+// Errors.
 export { SieveError, ErrorCode, isSieveError } from './errors.js';
 export type { SieveErrorDetails } from './errors.js';
 
 // Filters: the seam, the policies, sizing rules from the field.
 export type { FilterPolicy, FilterProbe } from './filter/policy.js';
 export { BloomFilterPolicy } from './filter/bloom.js';
+export {
+  RibbonFilterPolicy,
+  RIBBON_FILTER_POLICY_NAME,
+  DEFAULT_RIBBON_BITS_PER_KEY,
+  ribbonFalsePositiveRate,
+} from './filter/ribbon.js';
 export {
   bloomHashCount,
   optimalNumOfBits,
