@@ -3,7 +3,8 @@
  */
 import { HyperLogLog } from '../filter/hyperloglog.js';
 import { KEY_SKETCH_PRECISION } from '../sstable/table-properties.js';
-import { NUM_LEVELS } from '../version/version-edit.js';
+import { NUM_LEVELS, type FileMetaData } from '../version/version-edit.js';
+import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import type { DBImpl } from './db-impl.js';
 
 export interface LevelFigures {
@@ -29,14 +30,40 @@ export function levelSummary(db: DBImpl, region?: number): LevelFigures[] {
   return out;
 }
 
+/** Sketches of tables that carry none (LevelDB-made), by region and file number: a scan each, once. */
+const scannedSketches = new WeakMap<DBImpl, Map<string, HyperLogLog>>();
+
+function sketchOf(db: DBImpl, region: number, file: FileMetaData): HyperLogLog | undefined {
+  const props = db.tables[region]!.cache.findTable(file.number, file.fileSize).properties;
+  if (props?.keySketch !== undefined) return props.keySketch;
+  let cache = scannedSketches.get(db);
+  if (cache === undefined) scannedSketches.set(db, (cache = new Map()));
+  const id = `${region}/${file.number}`;
+  let sketch = cache.get(id);
+  if (sketch === undefined) {
+    sketch = new HyperLogLog(KEY_SKETCH_PRECISION);
+    const it = db.tables[region]!.newIterator(file);
+    try {
+      for (it.seekToFirst(); it.valid(); it.next()) {
+        const key = it.key();
+        sketch.addRange(key, 0, key.length - INTERNAL_KEY_TRAILER_SIZE);
+      }
+    } finally {
+      it.close();
+    }
+    cache.set(id, sketch);
+  }
+  return sketch;
+}
+
 /**
  * Distinct user keys, estimated by merging the HyperLogLog sketches every table carries with a
  * sketch of the memtables' keys — not a sum of entry counts, which counts a key once per version
- * and per file. Tables without a sketch (LevelDB-made) add their entry count instead.
+ * and per file. A table without a sketch (LevelDB-made) is scanned once for one. Deleted keys
+ * still count until compaction drops them, as in RocksDB's estimate.
  */
 export function estimateNumKeys(db: DBImpl, region?: number): number {
   const sketch = new HyperLogLog(KEY_SKETCH_PRECISION);
-  let unsketched = 0;
   const v = db.versions.current;
   db.regions.forEach((r, i) => {
     if (region !== undefined && i !== region) return;
@@ -47,11 +74,10 @@ export function estimateNumKeys(db: DBImpl, region?: number): number {
     }
     for (let level = 0; level < NUM_LEVELS; level++) {
       for (const f of v.files(i, level)) {
-        const props = db.tables[i]!.cache.findTable(f.number, f.fileSize).properties;
-        if (props?.keySketch !== undefined) sketch.merge(props.keySketch);
-        else unsketched += props?.numEntries ?? 0;
+        const s = sketchOf(db, i, f);
+        if (s !== undefined) sketch.merge(s);
       }
     }
   });
-  return Math.round(sketch.count()) + unsketched;
+  return Math.round(sketch.count());
 }
