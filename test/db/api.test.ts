@@ -12,6 +12,7 @@ import { DB, type OpenOptions } from '../../src/db.js';
 import { isSieveError, type ErrorCode } from '../../src/errors.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
+import type { RegionRouter } from '../../src/shard/region-router.js';
 
 async function codeOf(f: () => unknown): Promise<ErrorCode | 'none'> {
   try {
@@ -259,6 +260,41 @@ describe('the directory lock and existence checks', () => {
     await again.close();
     const fresh = await DB.open('/fresh', { fs, errorIfExists: true });
     await fresh.close();
+  });
+});
+
+describe('regions: the router a database was made with', () => {
+  const byFirstByte = (name: string, n: number): RegionRouter => ({
+    name,
+    regions: Array.from({ length: n }, (_, i) => i),
+    regionOf: (key) => (key.length === 0 ? 0 : key[0]! % n),
+  });
+  const listing = (fs: MemFileSystem): string[] => fs.list('/db').filter((n) => n !== 'LOG' && n !== 'LOG.old').sort();
+
+  it('a plain database opened with a router: INVALID_ARGUMENT, nothing written, still opens plain', async () => {
+    const { db, fs } = await seeded();
+    await db.compactRange();
+    await db.close();
+    const before = listing(fs);
+    expect(await rejectsWithoutThrowing(() => DB.open('/db', { fs, router: byFirstByte('test.mod3', 3) }))).toBe('INVALID_ARGUMENT');
+    expect(listing(fs)).toEqual(before);
+    const again = await DB.open('/db', { fs });
+    expect(await dump(again)).toEqual(['61=31', '62=32']);
+    await again.close();
+  });
+
+  it('a sharded database opened plain or with another router: INVALID_ARGUMENT; with its own: its data', async () => {
+    const fs = new MemFileSystem();
+    const router = byFirstByte('test.mod3', 3);
+    const db = await DB.open('/db', { fs, router });
+    for (const k of ['a', 'b', 'c', 'd']) await db.put(k, k.toUpperCase());
+    await db.close();
+    expect(await rejectsWithoutThrowing(() => DB.open('/db', { fs }))).toBe('INVALID_ARGUMENT');
+    expect(await rejectsWithoutThrowing(() => DB.open('/db', { fs, router: byFirstByte('test.mod3', 4) }))).toBe('INVALID_ARGUMENT');
+    expect(await rejectsWithoutThrowing(() => DB.open('/db', { fs, router: byFirstByte('test.other', 3) }))).toBe('INVALID_ARGUMENT');
+    const again = await DB.open('/db', { fs, router });
+    expect([...again.iterator()].map(([k, v]) => `${k}=${v}`)).toEqual(['a=A', 'b=B', 'c=C', 'd=D']);
+    await again.close();
   });
 });
 
