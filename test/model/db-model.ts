@@ -13,6 +13,8 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { DB, type BatchOperation, type OpenOptions } from '../../src/db.js';
 import type { Snapshot } from '../../src/db/snapshot.js';
+import { BloomFilterPolicy } from '../../src/filter/bloom.js';
+import { RibbonFilterPolicy } from '../../src/filter/ribbon.js';
 
 export type Bytes = Uint8Array;
 
@@ -380,4 +382,8 @@ export const optionsArb = fc.record({
   compression: fc.constantFrom('none' as const, 'snappy' as const, 'lz4' as const),
   filterScope: fc.constantFrom('block' as const, 'table' as const),
   memtableBloomBitsPerKey: fc.constantFrom(0, 10),
+  /** Filters never change answers: none, LevelDB's Bloom (also at 1 bit/key: many false positives), Ribbon. */
+  filterPolicy: fc.constantFrom('bloom', 'bloom1', 'ribbon', 'none').map((name) =>
+    name === 'bloom' ? new BloomFilterPolicy(10) : name === 'bloom1' ? new BloomFilterPolicy(1) : name === 'ribbon' ? new RibbonFilterPolicy() : null,
+  ),
 });
