@@ -149,19 +149,18 @@ export class DBImpl {
   #recover(): void {
     const fs = this.fs;
     const options = this.options;
-    for (const r of this.regions) fs.mkdir(r.dir);
     const exists = fs.exists(currentFileName(this.dir));
+    if (!exists && !options.createIfMissing) throw invalidArgument(`${this.dir} holds no database (createIfMissing is false)`);
+    if (exists && options.errorIfExists) throw invalidArgument(`${this.dir} already holds a database (errorIfExists is true)`);
+    this.#checkRouter(exists);
+    for (const r of this.regions) fs.mkdir(r.dir);
     if (!exists) {
-      if (!options.createIfMissing) throw invalidArgument(`${this.dir} holds no database (createIfMissing is false)`);
       this.#versions.createNew();
       this.#info.log('created a new database');
-    } else if (options.errorIfExists) {
-      throw invalidArgument(`${this.dir} already holds a database (errorIfExists is true)`);
     }
     this.#versions.recover(options.paranoidChecks, (c) =>
       this.#info.log(`skipped damaged MANIFEST record at ${c.file}:${c.offset} (${c.bytes} bytes): ${c.reason}`),
     );
-    this.#checkRouter();
 
     // WALs at or after the MANIFEST's log number hold writes not yet in tables: replay them.
     const versions = this.#versions;
@@ -207,8 +206,13 @@ export class DBImpl {
     this.#info.log(`opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length} WAL(s) replayed`);
   }
 
-  /** Router names are persisted in a file per database (see #checkRouter). */
-  #checkRouter(): void {
+  /**
+   * The router's name and region count are persisted in REGIONS (a plain database has none): a
+   * reopen with another router — or a router on an existing plain database — is refused before
+   * anything is written, since keys would be looked for in the wrong region. A new sharded
+   * database writes REGIONS before CURRENT, so no crash leaves a database without it.
+   */
+  #checkRouter(databaseExists: boolean): void {
     const path = `${this.dir}/REGIONS`;
     const fs = this.fs;
     const want = `${this.router.name}\n${this.router.regions.length}\n`;
@@ -222,6 +226,9 @@ export class DBImpl {
       return;
     }
     if (this.router === singleRegionRouter) return; // a plain database: LevelDB's layout, no extra file
+    if (databaseExists) {
+      throw invalidArgument(`${this.dir} holds a plain (one-region) database, not one made with router ${JSON.stringify(this.router.name)}`);
+    }
     const file = fs.createWritable(path);
     try {
       file.append(new TextEncoder().encode(want));
