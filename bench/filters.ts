@@ -269,8 +269,10 @@ function commit(): string {
   try {
     const root = repoRoot();
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench'], { cwd: root, encoding: 'utf8' });
-    return dirty.trim() === '' ? head : `${head} (src/ or bench/ has uncommitted changes)`;
+    // Only the code this benchmark runs: other work in progress elsewhere does not change it.
+    const paths = ['src/filter', 'bench/filters.ts', 'bench/filter-policies.ts', 'bench/seeded-keys.ts'];
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', ...paths], { cwd: root, encoding: 'utf8' });
+    return dirty.trim() === '' ? head : `${head} (with uncommitted changes in src/filter or the bench)`;
   } catch {
     return 'unknown (not a git checkout)';
   }
