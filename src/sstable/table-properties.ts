@@ -7,8 +7,8 @@
  *
  *   sievekv.num.entries, .num.deletions, .num.user.keys (distinct),
  *   .raw.key.size, .raw.value.size (bytes as added, internal keys incl. trailers),
- *   .data.size (data blocks as stored, with trailers), .index.size, .filter.size (stored block
- *   contents, without trailer), .num.data.blocks,
+ *   .data.size, .index.size, .filter.size (bytes in the file: blocks as stored plus their 5-byte
+ *   trailers; data.size is where the data blocks end), .num.data.blocks,
  *   .smallest.seq, .largest.seq                      varint64
  *   .filter.policy (policy name, '' for none), .filter.scope ('block' | 'table' | ''),
  *   .compression (the builder's option: 'none' | 'snappy' | 'lz4')   UTF-8 text
