@@ -2,13 +2,14 @@
  * `npm run bench:filters`: build and probe throughput of sievekv's table-filter policies
  * (bench/filter-policies.ts), its standalone `BloomFilter`, and the npm packages `bloomfilter`
  * (Jason Davies) and `bloom-filters` (Callidon), in one run, each configured for about 1% false
- * positives, over filters of 10,000 and 1,000,000 keys.
+ * positives, over filters of 10,000 and 1,000,000 keys. Each implementation runs in a child
+ * process of its own (`--subject i`), one after another; the parent prints the report.
  *
  * Output: a header stating the setup (STYLE.md §16), then one line per workload, filter size and
  * implementation: keys/s (keys built or probed per second; median of the timed runs), the ratio to
  * sievekv's Bloom policy on the same workload, and for probes the share of probes that matched
- * (100% for present keys; the false-positive rate for absent ones). Takes about a minute and a
- * half; mostly `bloom-filters`, whose hashing is slow. Results and the command: BENCHMARKS.md.
+ * (100% for present keys; the false-positive rate for absent ones). Takes under a minute, half
+ * of it in `bloom-filters`, whose hashing is slow. Results and the command: BENCHMARKS.md.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -51,16 +52,9 @@ interface Subject {
   setup(present: readonly Uint8Array[], absent: readonly Uint8Array[]): SubjectRun;
 }
 
-/** Cycles `count` times over `queries[0, limit)`, calling `test` on each; returns the matches. */
-function cycle<K>(queries: readonly K[], limit: number, count: number, test: (key: K) => boolean): number {
-  let hits = 0;
-  let j = 0;
-  for (let i = 0; i < count; i++) {
-    if (test(queries[j]!)) hits++;
-    if (++j === limit) j = 0;
-  }
-  return hits;
-}
+// Each implementation has its own probe loop (no shared helper taking a callback): a shared
+// loop would collect type feedback from every implementation and run megamorphic for the later
+// ones, which would time V8's inline caches rather than the filters.
 
 function querySet<K>(present: readonly K[], absent: readonly K[], kind: KeyKind, n: number): [readonly K[], number] {
   return kind === 'present' ? [present, Math.min(n, QUERY_KEYS)] : [absent, Math.min(absent.length, QUERY_KEYS)];
@@ -104,7 +98,13 @@ function policySubject(p: PolicyUnderTest): Subject {
             (kind, n, count) => {
               const [q, limit] = querySet(present, absent, kind, n);
               const f = filter;
-              return cycle(q, limit, count, (k) => policy.keyMayMatch(k, f));
+              let hits = 0;
+              let j = 0;
+              for (let i = 0; i < count; i++) {
+                if (policy.keyMayMatch(q[j]!, f)) hits++;
+                if (++j === limit) j = 0;
+              }
+              return hits;
             },
           ],
         ]),
@@ -130,7 +130,13 @@ const standaloneSubject: Subject = {
           (kind, n, count) => {
             const [q, limit] = querySet(present, absent, kind, n);
             const f = filter;
-            return cycle(q, limit, count, (k) => f.mightContain(k));
+            let hits = 0;
+            let j = 0;
+            for (let i = 0; i < count; i++) {
+              if (f.mightContain(q[j]!)) hits++;
+              if (++j === limit) j = 0;
+            }
+            return hits;
           },
         ],
       ]),
@@ -160,7 +166,13 @@ const jasonDaviesSubject: Subject = {
           (kind, n, count) => {
             const [q, limit] = querySet(present, absent, kind, n);
             const f = filter;
-            return cycle(q, limit, count, (k) => f.test(k));
+            let hits = 0;
+            let j = 0;
+            for (let i = 0; i < count; i++) {
+              if (f.test(q[j]!)) hits++;
+              if (++j === limit) j = 0;
+            }
+            return hits;
           },
         ],
       ]),
@@ -190,7 +202,13 @@ const callidonSubject: Subject = {
           (kind, n, count) => {
             const [q, limit] = querySet(present, absent, kind, n);
             const f = filter;
-            return cycle(q, limit, count, (k) => f.has(k));
+            let hits = 0;
+            let j = 0;
+            for (let i = 0; i < count; i++) {
+              if (f.has(q[j]!)) hits++;
+              if (++j === limit) j = 0;
+            }
+            return hits;
           },
         ],
       ]),
@@ -299,13 +317,66 @@ interface Line {
   readonly family: string;
 }
 
+/**
+ * Runs every workload of one implementation in this process and returns its lines. Called in a
+ * child process per implementation (see `main`), so that no implementation runs in code whose
+ * type feedback and heap another one shaped.
+ */
+function runSubject(subject: Subject): { lines: Line[]; shape: string } {
+  const present = randomKeys(Math.max(...SIZES), KEY_BYTES, PRESENT_SEED);
+  const absent = randomKeys(QUERY_KEYS, KEY_BYTES, ABSENT_SEED);
+  const run = subject.setup(present, absent);
+  const lines: Line[] = [];
+  let shape = '';
+  for (const n of SIZES) {
+    const build = time(n, (reps) => {
+      for (let r = 0; r < reps; r++) run.build(n);
+    });
+    lines.push({ workload: 'build', family: 'build', n, subject: subject.name, ...build, matched: '' });
+    shape = run.shape(n);
+    let probeIndex = 0;
+    for (const [name, probe] of run.probes) {
+      // The first probe workload of every subject is comparable across subjects ("probe");
+      // further ones (keyMayMatch) only among the policies.
+      const family = probeIndex++ === 0 ? 'probe' : name;
+      for (const kind of ['present', 'absent'] as const) {
+        let hits = 0;
+        let probed = 0;
+        const t = time(
+          1,
+          (count) => {
+            hits = probe(kind, n, count);
+            probed = count;
+          },
+          20_000,
+        );
+        lines.push({
+          workload: `${name}, ${kind}`,
+          family: `${family}, ${kind}`,
+          n,
+          subject: subject.name,
+          ...t,
+          matched: formatShare(hits, probed),
+        });
+      }
+    }
+  }
+  return { lines, shape };
+}
+
+const SUBJECT_FLAG = '--subject';
+
 function main(): void {
+  const flag = process.argv.indexOf(SUBJECT_FLAG);
+  if (flag >= 0) {
+    const subject = SUBJECTS[Number(process.argv[flag + 1])];
+    if (subject === undefined) throw new Error(`${SUBJECT_FLAG}: no implementation ${process.argv[flag + 1]}`);
+    process.stdout.write(JSON.stringify(runSubject(subject)));
+    return;
+  }
+
   const cpus = os.cpus();
   const started = nowMs();
-  const maxN = Math.max(...SIZES);
-  const present = randomKeys(maxN, KEY_BYTES, PRESENT_SEED);
-  const absent = randomKeys(QUERY_KEYS, KEY_BYTES, ABSENT_SEED);
-
   const header = [
     'sievekv bench/filters: filter build and probe throughput',
     `Date:     ${new Date().toISOString()}`,
@@ -314,53 +385,25 @@ function main(): void {
     `Commit:   ${commit()}`,
     `Keys:     ${KEY_BYTES}-byte random keys (seeded); filters over ${SIZES.map((n) => n.toLocaleString('en-US')).join(' and ')} keys;`,
     `          probes cycle over ${QUERY_KEYS.toLocaleString('en-US')} present keys (all of them at 10,000) or ${QUERY_KEYS.toLocaleString('en-US')} absent random keys`,
-    `Method:   per workload a calibration/warm-up run, then ${TIMED_RUNS} timed runs of ≈ ${RUN_TARGET_MS} ms (fewer past ${WORKLOAD_BUDGET_MS / 1000} s), median;`,
-    '          keys/s = keys inserted (build) or probed per second; ratio = keys/s ÷ the Bloom policy\'s on the same workload',
+    `Method:   each implementation in its own node process, one after another; per workload a calibration/warm-up run,`,
+    `          then ${TIMED_RUNS} timed runs of ≈ ${RUN_TARGET_MS} ms (fewer past ${WORKLOAD_BUDGET_MS / 1000} s), median; keys/s = keys inserted (build)`,
+    "          or probed per second; ratio = keys/s ÷ the Bloom policy's on the same workload",
     'Configs (each near 1% false positives; size and k at 1,000,000 keys):',
   ];
   console.log(header.join('\n'));
 
-  const runs = SUBJECTS.map((s) => ({ subject: s, run: s.setup(present, absent) }));
   const lines: Line[] = [];
-  const shapes = new Map<Subject, string>();
-  for (const n of SIZES) {
-    for (const { subject, run } of runs) {
-      const build = time(n, (reps) => {
-        for (let r = 0; r < reps; r++) run.build(n);
-      });
-      lines.push({ workload: 'build', family: 'build', n, subject: subject.name, ...build, matched: '' });
-      shapes.set(subject, run.shape(n));
-      let probeIndex = 0;
-      for (const [name, probe] of run.probes) {
-        // The first probe workload of every subject is comparable across subjects ("probe");
-        // further ones (keyMayMatch) only among the policies.
-        const family = probeIndex++ === 0 ? 'probe' : name;
-        for (const kind of ['present', 'absent'] as const) {
-          let hits = 0;
-          let probed = 0;
-          const t = time(
-            1,
-            (count) => {
-              hits = probe(kind, n, count);
-              probed = count;
-            },
-            20_000,
-          );
-          lines.push({
-            workload: `${name}, ${kind}`,
-            family: `${family}, ${kind}`,
-            n,
-            subject: subject.name,
-            ...t,
-            matched: formatShare(hits, probed),
-          });
-        }
-      }
-    }
-  }
-  for (const { subject } of runs) {
-    console.log(`  ${subject.name.padEnd(15)} ${subject.config}; ${shapes.get(subject)}`);
-  }
+  const self = fileURLToPath(import.meta.url);
+  SUBJECTS.forEach((subject, i) => {
+    const out = execFileSync(process.execPath, [self, SUBJECT_FLAG, String(i)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const result = JSON.parse(out) as { lines: Line[]; shape: string };
+    lines.push(...result.lines);
+    console.log(`  ${subject.name.padEnd(15)} ${subject.config}; ${result.shape}`);
+  });
   console.log('');
 
   // Display order: by filter size, then workload family (first appearance), then subject.
