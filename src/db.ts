@@ -13,7 +13,7 @@ import { resolveOptions, type Options } from './options.js';
 import type { RegionRouter } from './shard/region-router.js';
 import { WriteBatch } from './wal/write-batch.js';
 import { NUM_LEVELS } from './version/version-edit.js';
-import { estimateNumKeys, levelSummary } from './db/properties.js';
+import { estimateNumKeys, levelSummary, writeAmplification } from './db/properties.js';
 import { openIterator, type IteratorOptions, type DBIteratorHandle } from './db/iterators.js';
 
 export interface WriteOptions {
@@ -173,14 +173,14 @@ export class DB {
   }
 
   /**
-   * Flushes the memtables and compacts the key range [start, end] (everything when omitted).
-   * Until leveled compaction lands, this flushes the memtables to level 0.
+   * Flushes the memtables and compacts the key range [start, end] (everything when omitted) down
+   * to the deepest level holding data there: afterwards that level holds one version per key.
    */
   async compactRange(start?: Uint8Array | string, end?: Uint8Array | string): Promise<void> {
     this.#checkOpen();
-    if (start !== undefined) toBytes(start, 'start');
-    if (end !== undefined) toBytes(end, 'end');
-    this.#impl.flush();
+    const begin = start === undefined ? undefined : toBytes(start, 'start');
+    const last = end === undefined ? undefined : toBytes(end, 'end');
+    await this.#impl.compactRange(begin, last);
   }
 
   /**
@@ -200,7 +200,11 @@ export class DB {
     }
     switch (prop) {
       case 'sievekv.stats':
-        return JSON.stringify({ ...impl.stats.toJSON(), lastSequence: impl.lastSequence, levels: levelSummary(impl) }, null, 2);
+        return JSON.stringify(
+          { ...impl.stats.toJSON(), writeAmplification: writeAmplification(impl), lastSequence: impl.lastSequence, levels: levelSummary(impl) },
+          null,
+          2,
+        );
       case 'sievekv.approximate-memory-usage':
         return String(impl.regions.reduce((sum, r) => sum + r.mem.approximateMemoryUsage + (r.imm?.approximateMemoryUsage ?? 0), 0));
       case 'sievekv.estimate-num-keys':

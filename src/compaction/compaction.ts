@@ -209,6 +209,8 @@ export function runCompaction(fs: FileSystem, task: CompactionTask): CompactionO
     }
     input.close();
     if (builder !== null) finishOutput();
+    // The outputs' names must be durable before the MANIFEST names them.
+    if (outputs.length > 0) fs.syncDir(task.dir);
     const bytesWritten = outputs.reduce((s, o) => s + o.fileSize, 0);
     return { outputs, bytesRead, bytesWritten, entriesIn, entriesOut };
   } catch (err) {

@@ -44,8 +44,8 @@ export type Job = FlushJob | CompactJob;
 export type JobResult = { readonly kind: 'flush'; readonly file: FileMetaData } | { readonly kind: 'compact'; readonly outcome: CompactionOutcome };
 
 /**
- * Writes the memtable's entries, in order, to table `number` in `dir` and syncs it; returns its
- * metadata. On failure the partial file is removed and the error rethrown.
+ * Writes the memtable's entries, in order, to table `number` in `dir`, syncs it and its
+ * directory; returns its metadata. On failure the partial file is removed and the error rethrown.
  */
 export function flushMemTable(fs: FileSystem, dir: string, number: number, it: MemTableIterator, shape: TableShape): FileMetaData {
   const path = tableFileName(dir, number);
@@ -70,6 +70,9 @@ export function flushMemTable(fs: FileSystem, dir: string, number: number, it: M
     builder.finish();
     file.sync();
     file.close();
+    // The table's name must be durable before the MANIFEST names it (RocksDB syncs the data
+    // directory after a flush; LevelDB does not, and a power cut can then lose the table).
+    fs.syncDir(dir);
   } catch (err) {
     try {
       builder.abandon();

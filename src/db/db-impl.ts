@@ -41,6 +41,7 @@ import { Region, regionDir } from './region.js';
 import { SnapshotList, type Snapshot } from './snapshot.js';
 import { DBStats } from './stats.js';
 import { TableAccess, buildTable } from './table-access.js';
+import { BackgroundWork } from './background.js';
 import { BlockCache } from '../sstable/block-cache.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { singleRegionRouter } from '../shard/region-router.js';
@@ -80,6 +81,7 @@ export class DBImpl {
   #queue: Writer[] = [];
   #draining = false;
   #pending: PendingGroup | null = null;
+  readonly #bg: BackgroundWork;
 
   private constructor(
     readonly dir: string,
@@ -98,6 +100,23 @@ export class DBImpl {
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);
     this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, options, this.stats, blockCache));
+    this.#bg = new BackgroundWork({
+      options,
+      versions: this.#versions,
+      regions: this.regions,
+      tables: this.tables,
+      snapshots: this.snapshots,
+      stats: this.stats,
+      info,
+      latch: (err) => this.#latch(err),
+      stopped: () => this.#bgError !== null || this.#closed,
+      deleteObsoleteFiles: () => this.#deleteObsoleteFiles(),
+    });
+  }
+
+  /** Flush and compaction state (for properties and tests). */
+  get background(): BackgroundWork {
+    return this.#bg;
   }
 
   get fs(): FileSystem {
@@ -203,6 +222,7 @@ export class DBImpl {
     edit.prevLogNumber = 0;
     versions.logAndApply(edit);
     this.#deleteObsoleteFiles();
+    this.#bg.maybeCompact();
     this.#info.log(`opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length} WAL(s) replayed`);
   }
 
@@ -354,7 +374,7 @@ export class DBImpl {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (!sync && !this.#draining && this.#queue.length === 0) {
+    if (!sync && !this.#draining && this.#queue.length === 0 && !this.#mustWait()) {
       try {
         this.#commit(batch, false, true);
         return RESOLVED;
@@ -372,6 +392,9 @@ export class DBImpl {
     this.#draining = true;
     try {
       while (this.#queue.length > 0) {
+        // Await only when there is something to wait for: a needless await would let writes
+        // issued meanwhile join this group instead of forming the next.
+        if (this.#mustWait()) await this.#waitForRoom();
         const { writers, batch, sync } = this.#takeGroup();
         try {
           this.#checkWritable();
@@ -441,6 +464,7 @@ export class DBImpl {
       throw this.#latch(err);
     }
     this.stats.writes += count;
+    this.stats.bytesWritten += rep.length;
     if (!apply) return;
     this.#applyBatch(rep, seq);
     versions.lastSequence = seq + count - 1;
@@ -452,17 +476,61 @@ export class DBImpl {
     return sum;
   }
 
+  #l0Files(): number {
+    const v = this.#versions.current;
+    let most = 0;
+    for (let r = 0; r < this.regions.length; r++) most = Math.max(most, v.numFiles(r, 0));
+    return most;
+  }
+
+  /** True if the memtables are full (or, when `force`d, not empty). */
+  #roomNeeded(force: boolean): boolean {
+    return force ? this.regions.some((r) => r.mem.count > 0) : this.#memoryUsage() >= this.options.writeBufferSize;
+  }
+
+  /** True if a write must wait before it commits: a flush blocks the switch, or level 0 is too deep. */
+  #mustWait(): boolean {
+    return (this.#roomNeeded(false) && this.#bg.flushing) || this.#l0Files() >= this.options.l0SlowdownTrigger;
+  }
+
   /**
-   * Switches to fresh memtables and a fresh WAL when they are full (or when `force`d and not
-   * empty), and flushes the full ones.
+   * Waits (without blocking the thread) until the next write can commit: a full memtable waits for
+   * the running flush; at l0StopTrigger level-0 files writes wait for compaction; from
+   * l0SlowdownTrigger each group is delayed 1 ms to let compaction catch up (as LevelDB does).
+   */
+  async #waitForRoom(): Promise<void> {
+    if (this.#roomNeeded(false) && this.#bg.flushing) await this.#bg.whenFlushed();
+    while (this.#l0Files() >= this.options.l0StopTrigger && this.#bg.compacting && this.#bgError === null) {
+      await this.#bg.whenProgress();
+    }
+    if (this.#l0Files() >= this.options.l0SlowdownTrigger && this.#bgError === null) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+
+  /**
+   * Makes room for a write now: when the memtables are full (or `force`d and not empty), waits
+   * (blocking) for a running flush, then switches to fresh memtables and a fresh WAL and starts
+   * flushing the full ones in the background. At l0StopTrigger level-0 files it also blocks for
+   * the running compaction — only synchronous writers get here with a full level 0; asynchronous
+   * ones waited in #waitForRoom.
    */
   #makeRoomForWrite(force = false): void {
-    const usage = this.#memoryUsage();
-    if (force ? this.regions.every((r) => r.mem.count === 0) : usage < this.options.writeBufferSize) return;
+    if (!this.#roomNeeded(force)) return;
+    if (this.#bg.flushing) this.#bg.waitFlushSync();
+    if (this.#bgError !== null) throw this.#bgError;
+    while (this.#l0Files() >= this.options.l0StopTrigger && this.#bg.compacting && this.#bgError === null) {
+      this.#bg.waitCompactionSync();
+    }
+    if (!this.#roomNeeded(force)) return;
     const fs = this.fs;
     const number = this.#versions.newFileNumber();
     let log: LogWriter;
     try {
+      // The old WAL is synced before writes move on: its memtable is flushed in the background,
+      // and a later synced write syncs only the new WAL. Without this a crash could keep that
+      // write and lose earlier ones (RocksDB syncs older WALs on a synced write for the same reason).
+      this.#log?.sync();
       log = new LogWriter(fs.createWritable(logFileName(this.dir, number)));
       fs.syncDir(this.dir);
     } catch (err) {
@@ -474,29 +542,20 @@ export class DBImpl {
     try {
       old?.close();
     } catch {
-      // Its records are synced or were never acknowledged as durable; a close error changes neither.
+      // Its records are synced; a close error changes nothing.
     }
-    const edit = new VersionEdit();
-    try {
-      this.#flushAllInto(edit, false);
-      edit.logNumber = number;
-      this.#versions.logAndApply(edit);
-    } catch (err) {
-      throw this.#latch(err);
-    }
-    for (const r of this.regions) r.imm = null;
-    this.#deleteObsoleteFiles();
+    for (const region of this.regions) region.switchMemTable();
+    this.#bg.startFlush(number);
   }
 
   /**
-   * Writes every region's full memtable to a level-0 table recorded in `edit`: the live memtable
-   * when `recovering` (it holds what the WALs replayed; a fresh one replaces it), else the one a
-   * switch makes immutable. Empty memtables write nothing.
+   * Recovery only: writes every region's live memtable (what the WALs replayed) to a level-0
+   * table recorded in `edit`, synchronously, and gives the region a fresh memtable. Empty
+   * memtables write nothing.
    */
-  #flushAllInto(edit: VersionEdit, recovering: boolean): void {
+  #flushAllInto(edit: VersionEdit, _recovering: true): void {
     for (const region of this.regions) {
-      if (!recovering) region.switchMemTable();
-      const mem = recovering ? region.mem : region.imm!;
+      const mem = region.mem;
       if (mem.count === 0) continue;
       const number = this.#versions.newFileNumber();
       const meta = buildTable(this.fs, tableFileName(region.dir, number), number, mem.iterator(), this.options);
@@ -505,10 +564,8 @@ export class DBImpl {
       this.stats.flushes++;
       this.stats.bytesFlushed += meta.fileSize;
       this.#info.log(`flushed region ${region.index} memtable (${mem.count} entries) to table ${number} (${meta.fileSize} bytes)`);
-      if (recovering) {
-        region.switchMemTable();
-        region.imm = null;
-      }
+      region.switchMemTable();
+      region.imm = null;
     }
   }
 
@@ -521,8 +578,14 @@ export class DBImpl {
     return e;
   }
 
-  /** Deletes WALs, MANIFESTs and tables no longer needed (never a table a live version names). */
+  /**
+   * Deletes WALs, MANIFESTs and tables no longer needed: never a table a live version names or a
+   * job is writing. Nothing at all after a background error: a failed MANIFEST write may or may
+   * not have reached the disk, so what is live on disk is unknown (as LevelDB's
+   * RemoveObsoleteFiles, which stops on bg_error).
+   */
   #deleteObsoleteFiles(): void {
+    if (this.#bgError !== null) return;
     const versions = this.#versions;
     const live = versions.liveFiles();
     const fs = this.fs;
@@ -547,7 +610,7 @@ export class DBImpl {
             keep = dir === this.dir && parsed.number >= versions.manifestFileNumber;
             break;
           case FileType.TABLE:
-            keep = live.has(parsed.number);
+            keep = live.has(parsed.number) || this.#bg.pendingOutputs.has(parsed.number);
             break;
           case FileType.TEMP:
             keep = false;
@@ -604,11 +667,24 @@ export class DBImpl {
     return this.#versions.current.ref();
   }
 
-  /** Flushes the memtables to level 0 now (what `compactRange` does first). */
-  flush(): void {
+  /** Flushes the memtables to level 0; resolves once their tables are installed. */
+  async flush(): Promise<void> {
     this.#checkWritable();
     if (this.#pending !== null) this.#finishPendingSync();
+    this.#commitQueuedNow();
     this.#makeRoomForWrite(true);
+    await this.#bg.whenFlushed();
+    if (this.#bgError !== null) throw this.#bgError;
+  }
+
+  /**
+   * Flushes, then compacts the user-key range [begin, end] (undefined = unbounded) of every region
+   * down to the deepest level holding data there, dropping what no reader can see.
+   */
+  async compactRange(begin: Uint8Array | undefined, end: Uint8Array | undefined): Promise<void> {
+    await this.flush();
+    await this.#bg.compactRange(begin, end);
+    if (this.#bgError !== null) throw this.#bgError;
   }
 
   /** Number of table files at `level` (summed over regions, or for one region). */
@@ -629,6 +705,7 @@ export class DBImpl {
     if (this.#closed) return;
     while (this.#draining) await new Promise((r) => setImmediate(r));
     this.#closed = true;
+    await this.#bg.close(); // a running flush or compaction is finished and installed first
     this.#closeFiles();
     this.#lock.release();
   }

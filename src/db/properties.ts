@@ -11,6 +11,10 @@ export interface LevelFigures {
   level: number;
   files: number;
   bytes: number;
+  /** Compactions into this level since open, and the bytes they read and wrote. */
+  compactions: number;
+  bytesRead: number;
+  bytesWritten: number;
 }
 
 /** Files and bytes per level, summed over regions (levels with no files omitted). */
@@ -25,7 +29,8 @@ export function levelSummary(db: DBImpl, region?: number): LevelFigures[] {
       files += v.numFiles(r, level);
       bytes += v.levelBytes(r, level);
     }
-    if (files > 0) out.push({ level, files, bytes });
+    const work = db.background.levelWork[level]!;
+    if (files > 0 || work.compactions > 0) out.push({ level, files, bytes, ...work });
   }
   return out;
 }
@@ -54,6 +59,18 @@ function sketchOf(db: DBImpl, region: number, file: FileMetaData): HyperLogLog |
     cache.set(id, sketch);
   }
   return sketch;
+}
+
+/**
+ * Write amplification since open: bytes written to tables (flushes and compactions) per byte of
+ * user data written. 0 before any write.
+ */
+export function writeAmplification(db: DBImpl): number {
+  const user = db.stats.bytesWritten;
+  if (user === 0) return 0;
+  let tables = db.stats.bytesFlushed;
+  for (const w of db.background.levelWork) tables += w.bytesWritten;
+  return Math.round((tables / user) * 100) / 100;
 }
 
 /**

@@ -10,6 +10,8 @@ export class DBStats {
   gets = 0;
   /** Entries written (a batch counts its entries). */
   writes = 0;
+  /** Bytes of write batches committed (the user data written, for write amplification). */
+  bytesWritten = 0;
   /** Tables whose key range could hold a looked-up key (consulted by gets). */
   filesConsulted = 0;
   /** Memtable flushes to level 0, and the bytes they wrote. */
@@ -25,6 +27,7 @@ export class DBStats {
     return {
       gets: this.gets,
       writes: this.writes,
+      bytesWritten: this.bytesWritten,
       filesConsulted: this.filesConsulted,
       filterChecks: t.filterChecks,
       filterNegatives: t.filterNegatives,

@@ -1,0 +1,387 @@
+/**
+ * Background work of a database: memtable flushes and leveled compactions, run on worker threads
+ * (or inline, see compaction/runner.ts), with their results installed on the database's thread.
+ *
+ * - Flush. `startFlush` takes the regions' immutable memtables (switched by the write path) and
+ *   writes each to a level-0 table on the flush runner. When every region's table is written, one
+ *   VersionEdit adds them and advances the log number past the WAL they came from; the memtables
+ *   are dropped and the old WAL deleted. One flush at a time: a writer that fills the next
+ *   memtable meanwhile waits (`whenFlushed`, or `waitFlushSync` for a synchronous writer).
+ * - Compaction. After every install, `maybeCompact` asks the picker (compaction/picker.ts) for each
+ *   region; a move is installed at once, a merge goes to the compaction runner — its own worker,
+ *   so a flush never waits behind a long merge. Output file numbers are reserved in
+ *   `pendingOutputs` so that obsolete-file deletion never removes a table being written.
+ * - Manual. `compactRange` pauses automatic compaction, flushes, then compacts each level of the
+ *   range into the next, down to the deepest level holding data there.
+ *
+ * Failures (a disk error, a corrupt input table) are latched as the database's background error:
+ * writes fail with it, reads go on, and the files of the failed job are removed.
+ */
+import { policySpec } from '../compaction/policy-spec.js';
+import { pickCompaction, pickRangeCompaction, type CompactionChoice } from '../compaction/picker.js';
+import type { FlushJob, JobResult, TableShape } from '../compaction/jobs.js';
+import { outputBound } from '../compaction/compaction.js';
+import { InlineRunner, WorkerRunner, type JobRunner } from '../compaction/runner.js';
+import type { SieveError } from '../errors.js';
+import { NodeFileSystem } from '../fs/node-fs.js';
+import type { ResolvedOptions } from '../options.js';
+import type { Version } from '../version/version.js';
+import { VersionEdit, NUM_LEVELS, type FileMetaData } from '../version/version-edit.js';
+import type { VersionSet } from '../version/version-set.js';
+import type { InfoLog } from './info-log.js';
+import type { Region } from './region.js';
+import type { SnapshotList } from './snapshot.js';
+import type { DBStats } from './stats.js';
+import type { TableAccess } from './table-access.js';
+
+/** What background work needs of the database. */
+export interface BackgroundHost {
+  readonly options: ResolvedOptions;
+  readonly versions: VersionSet;
+  readonly regions: readonly Region[];
+  readonly tables: readonly TableAccess[];
+  readonly snapshots: SnapshotList;
+  readonly stats: DBStats;
+  readonly info: InfoLog;
+  /** Latches `err` as the background error and returns it. */
+  latch(err: unknown): SieveError;
+  /** True once a background error is latched or the database is closing. */
+  stopped(): boolean;
+  deleteObsoleteFiles(): void;
+}
+
+/** Per-level compaction figures for `sievekv.stats`. */
+export interface LevelWork {
+  compactions: number;
+  bytesRead: number;
+  bytesWritten: number;
+}
+
+export class BackgroundWork {
+  readonly #host: BackgroundHost;
+  readonly #flushRunner: JobRunner;
+  readonly #compactRunner: JobRunner;
+  readonly #shape: TableShape;
+  /** Table numbers being written by a job: not yet in any version, not to be deleted. */
+  readonly pendingOutputs = new Set<number>();
+  readonly levelWork: LevelWork[] = Array.from({ length: NUM_LEVELS }, () => ({ compactions: 0, bytesRead: 0, bytesWritten: 0 }));
+  #flushing = false;
+  #compacting = false;
+  #manual = false;
+  #closing = false;
+  #waiters: (() => void)[] = [];
+
+  constructor(host: BackgroundHost) {
+    this.#host = host;
+    const options = host.options;
+    const spec = policySpec(options.filterPolicy);
+    this.#shape = {
+      blockSize: options.blockSize,
+      blockRestartInterval: options.blockRestartInterval,
+      compression: options.compression,
+      filter: spec ?? { kind: 'none' },
+      filterScope: options.filterScope,
+    };
+    // A worker sees only the real file system, and only built-in policies can cross to it.
+    const useWorkers = options.fs instanceof NodeFileSystem && spec !== undefined;
+    this.#flushRunner = useWorkers ? new WorkerRunner() : new InlineRunner(options.fs);
+    this.#compactRunner = useWorkers ? new WorkerRunner() : new InlineRunner(options.fs);
+    this.#inline = !useWorkers;
+  }
+
+  readonly #inline: boolean;
+
+  /** Whether jobs run on this thread (in-memory file system, or a custom filter policy). */
+  get inline(): boolean {
+    return this.#inline;
+  }
+
+  get flushing(): boolean {
+    return this.#flushing;
+  }
+
+  get compacting(): boolean {
+    return this.#compacting;
+  }
+
+  /** Resolves at the next install (flush or compaction) or failure. */
+  whenProgress(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  #notify(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Flush
+
+  /**
+   * Writes every region's immutable memtable to a level-0 table in the background. `logNumber` is
+   * the WAL that the fresh memtables write to: once installed, older WALs are obsolete.
+   */
+  startFlush(logNumber: number): void {
+    const host = this.#host;
+    const regions = host.regions.filter((r) => r.imm !== null && r.imm.count > 0);
+    const edit = new VersionEdit();
+    edit.logNumber = logNumber;
+    this.#flushing = true;
+    if (regions.length === 0) {
+      this.#installFlush(edit, []);
+      return;
+    }
+    let left = regions.length;
+    let failed: unknown;
+    const numbers: number[] = [];
+    for (const region of regions) {
+      const number = host.versions.newFileNumber();
+      numbers.push(number);
+      this.pendingOutputs.add(number);
+      const imm = region.imm!;
+      const job: FlushJob = {
+        kind: 'flush',
+        dir: region.dir,
+        number,
+        entries: this.#inline ? imm : imm.exportState(),
+        shape: this.#shape,
+      };
+      this.#flushRunner.submit(job, (err, result) => {
+        if (err !== undefined) failed ??= err;
+        else if (result?.kind === 'flush') {
+          edit.addFile(0, result.file, region.index);
+          host.stats.flushes++;
+          host.stats.bytesFlushed += result.file.fileSize;
+          host.info.log(`flushed region ${region.index} memtable (${imm.count} entries) to table ${number} (${result.file.fileSize} bytes)`);
+        }
+        if (--left > 0) return;
+        if (failed !== undefined) {
+          for (const n of numbers) this.pendingOutputs.delete(n);
+          this.#flushing = false;
+          host.latch(failed);
+          this.#notify();
+          return;
+        }
+        this.#installFlush(edit, numbers);
+      });
+    }
+  }
+
+  #installFlush(edit: VersionEdit, numbers: number[]): void {
+    const host = this.#host;
+    try {
+      host.versions.logAndApply(edit);
+    } catch (err) {
+      host.latch(err);
+    } finally {
+      for (const n of numbers) this.pendingOutputs.delete(n);
+      this.#flushing = false;
+    }
+    if (!host.stopped()) {
+      for (const r of host.regions) r.imm = null;
+      this.#deleteObsolete();
+      this.maybeCompact();
+    }
+    this.#notify();
+  }
+
+  /** Resolves when no flush is running. */
+  async whenFlushed(): Promise<void> {
+    while (this.#flushing) await this.whenProgress();
+  }
+
+  /** Blocks until no flush is running (for synchronous writers). */
+  waitFlushSync(): void {
+    if (this.#flushing) this.#flushRunner.waitSync();
+  }
+
+  /** Blocks until the running compaction, if any, is installed (for synchronous writers at the L0 stop). */
+  waitCompactionSync(): void {
+    if (this.#compacting) this.#compactRunner.waitSync();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Compaction
+
+  /** True if a file holds one version per key and no deletions (moving it keeps no garbage). */
+  #isClean(region: number): (f: FileMetaData) => boolean {
+    return (f) => {
+      try {
+        const p = this.#host.tables[region]!.cache.findTable(f.number, f.fileSize).properties;
+        return p !== undefined && p.numDeletions === 0 && p.numEntries === p.numUserKeys;
+      } catch {
+        return false;
+      }
+    };
+  }
+
+  /** Starts the most urgent compaction, if one is due and none runs. Moves are installed at once. */
+  maybeCompact(): void {
+    const host = this.#host;
+    while (!this.#compacting && !this.#manual && !this.#closing && !host.stopped()) {
+      let best: CompactionChoice = { kind: 'none' };
+      let bestScore = 0;
+      const version = host.versions.current;
+      for (let r = 0; r < host.regions.length; r++) {
+        const choice = pickCompaction(version, r, host.versions.compactPointers[r]!, host.options, this.#isClean(r));
+        const score = choice.kind === 'merge' ? choice.score : choice.kind === 'move' ? Infinity : 0;
+        if (choice.kind !== 'none' && score > bestScore) {
+          best = choice;
+          bestScore = score;
+        }
+      }
+      if (best.kind === 'none') return;
+      if (best.kind === 'move') {
+        this.#installMove(best);
+        continue;
+      }
+      this.#runMerge(best, () => this.maybeCompact());
+      return;
+    }
+  }
+
+  #installMove(choice: Extract<CompactionChoice, { kind: 'move' }>): void {
+    const host = this.#host;
+    const edit = new VersionEdit().deleteFile(choice.level, choice.file.number, choice.region).addFile(choice.level + 1, choice.file, choice.region);
+    try {
+      host.versions.logAndApply(edit);
+      host.info.log(`moved table ${choice.file.number} of region ${choice.region} from level ${choice.level} to ${choice.level + 1}`);
+    } catch (err) {
+      host.latch(err);
+    }
+    this.#notify();
+  }
+
+  /** Runs one merge on the compaction runner; `then` runs after it is installed (or failed). */
+  #runMerge(choice: Extract<CompactionChoice, { kind: 'merge' }>, then: () => void): void {
+    const host = this.#host;
+    const { region, level, inputs, grandparents } = choice;
+    const version: Version = host.versions.current.ref();
+    const inputBytes = [...inputs[0], ...inputs[1]].reduce((s, f) => s + f.fileSize, 0);
+    const outputNumbers = Array.from({ length: outputBound(inputBytes, host.options.maxFileSize, grandparents.length) }, () =>
+      host.versions.newFileNumber(),
+    );
+    for (const n of outputNumbers) this.pendingOutputs.add(n);
+    const deeper: FileMetaData[][] = [];
+    for (let l = level + 2; l < NUM_LEVELS; l++) deeper.push([...version.files(region, l)]);
+    this.#compacting = true;
+    const options = host.options;
+    this.#compactRunner.submit(
+      {
+        kind: 'compact',
+        shape: this.#shape,
+        task: {
+          dir: host.regions[region]!.dir,
+          outputLevel: level + 1,
+          upper: inputs[0],
+          upperIsLevel0: level === 0,
+          lower: inputs[1],
+          grandparents,
+          deeper,
+          snapshots: host.snapshots.sequences(),
+          outputNumbers,
+          maxFileSize: options.maxFileSize,
+          blockSize: options.blockSize,
+          blockRestartInterval: options.blockRestartInterval,
+          compression: options.compression,
+          filterScope: options.filterScope,
+          verifyChecksums: options.verifyChecksums,
+        },
+      },
+      (err, result) => {
+        version.unref();
+        this.#compacting = false;
+        try {
+          if (err !== undefined) {
+            host.latch(err);
+            host.info.log(`compaction of region ${region} level ${level} failed: ${(err as Error).message}`);
+          } else this.#installMerge(choice, result!);
+        } finally {
+          for (const n of outputNumbers) this.pendingOutputs.delete(n);
+        }
+        this.#deleteObsolete();
+        this.#notify();
+        then();
+      },
+    );
+  }
+
+  #installMerge(choice: Extract<CompactionChoice, { kind: 'merge' }>, result: JobResult): void {
+    if (result.kind !== 'compact') return;
+    const host = this.#host;
+    const { region, level, inputs } = choice;
+    const outcome = result.outcome;
+    const edit = new VersionEdit();
+    for (const f of inputs[0]) edit.deleteFile(level, f.number, region);
+    for (const f of inputs[1]) edit.deleteFile(level + 1, f.number, region);
+    for (const f of outcome.outputs) edit.addFile(level + 1, f, region);
+    edit.setCompactPointer(level, choice.compactPointer, region);
+    try {
+      host.versions.logAndApply(edit);
+    } catch (err) {
+      host.latch(err);
+      return;
+    }
+    const work = this.levelWork[level + 1]!;
+    work.compactions++;
+    work.bytesRead += outcome.bytesRead;
+    work.bytesWritten += outcome.bytesWritten;
+    host.info.log(
+      `compacted region ${region}: ${inputs[0].length}@${level} + ${inputs[1].length}@${level + 1} files → ${outcome.outputs.length}@${level + 1} ` +
+        `(${outcome.bytesRead} → ${outcome.bytesWritten} bytes, ${outcome.entriesIn} → ${outcome.entriesOut} entries, ${choice.reason})`,
+    );
+  }
+
+  #deleteObsolete(): void {
+    try {
+      this.#host.deleteObsoleteFiles();
+    } catch (err) {
+      this.#host.info.log(`obsolete file deletion failed: ${(err as Error).message}`);
+    }
+  }
+
+  /** Resolves when no automatic compaction is running. */
+  async #whenCompactionIdle(): Promise<void> {
+    while (this.#compacting) await this.whenProgress();
+  }
+
+  /**
+   * Compacts [begin, end] (user keys; undefined = unbounded) of every region down to the deepest
+   * level holding data there. The caller has flushed the memtables. Throws the latched error if
+   * a step fails.
+   */
+  async compactRange(begin: Uint8Array | undefined, end: Uint8Array | undefined): Promise<void> {
+    const host = this.#host;
+    this.#manual = true;
+    try {
+      await this.#whenCompactionIdle();
+      await this.whenFlushed();
+      for (let region = 0; region < host.regions.length; region++) {
+        // As LevelDB: level 0 always goes down to level 1, deeper data as far as it reaches.
+        let deepest = 1;
+        for (let level = 1; level < NUM_LEVELS; level++) {
+          if (host.versions.current.overlapsLevel(region, level, begin, end)) deepest = level;
+        }
+        for (let level = 0; level < deepest; level++) {
+          for (;;) {
+            if (host.stopped()) return;
+            const choice = pickRangeCompaction(host.versions.current, region, level, begin, end, host.options);
+            if (choice.kind !== 'merge') break;
+            await new Promise<void>((resolve) => this.#runMerge(choice, resolve));
+          }
+        }
+      }
+    } finally {
+      this.#manual = false;
+      this.maybeCompact();
+    }
+  }
+
+  /** Waits for running jobs, then stops the workers. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    while (this.#flushing || this.#compacting) await this.whenProgress();
+    await Promise.all([this.#flushRunner.close(), this.#compactRunner.close()]);
+  }
+}
