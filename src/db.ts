@@ -13,7 +13,7 @@ import { resolveOptions, type Options } from './options.js';
 import type { RegionRouter } from './shard/region-router.js';
 import { WriteBatch } from './wal/write-batch.js';
 import { NUM_LEVELS } from './version/version-edit.js';
-import { estimateNumKeys, levelSummary, writeAmplification } from './db/properties.js';
+import { estimateNumKeys, levelSummary, regionFigures, writeAmplification } from './db/properties.js';
 import { openIterator, type IteratorOptions, type DBIteratorHandle } from './db/iterators.js';
 
 export interface WriteOptions {
@@ -186,7 +186,8 @@ export class DB {
   /**
    * A property of the database as a string, or undefined for an unknown name:
    * `sievekv.stats` (JSON: counters and per-level files and bytes), `sievekv.num-files-at-level<N>`,
-   * `sievekv.approximate-memory-usage`, `sievekv.estimate-num-keys`. `leveldb.` prefixes work too.
+   * `sievekv.approximate-memory-usage`, `sievekv.estimate-num-keys`, `sievekv.regions` (JSON: per
+   * region keys, bytes, levels and filter counters). `leveldb.` prefixes work too.
    */
   getProperty(name: string): string | undefined {
     this.#checkOpen();
@@ -209,6 +210,8 @@ export class DB {
         return String(impl.regions.reduce((sum, r) => sum + r.mem.approximateMemoryUsage + (r.imm?.approximateMemoryUsage ?? 0), 0));
       case 'sievekv.estimate-num-keys':
         return String(estimateNumKeys(impl));
+      case 'sievekv.regions':
+        return JSON.stringify(regionFigures(impl), null, 2);
       default:
         return undefined;
     }

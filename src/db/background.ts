@@ -64,7 +64,8 @@ export class BackgroundWork {
   readonly #shape: TableShape;
   /** Table numbers being written by a job: not yet in any version, not to be deleted. */
   readonly pendingOutputs = new Set<number>();
-  readonly levelWork: LevelWork[] = Array.from({ length: NUM_LEVELS }, () => ({ compactions: 0, bytesRead: 0, bytesWritten: 0 }));
+  /** levelWork[region][level]: compactions into that level since open. */
+  readonly levelWork: LevelWork[][];
   #flushing = false;
   #compacting = false;
   #manual = false;
@@ -73,6 +74,7 @@ export class BackgroundWork {
 
   constructor(host: BackgroundHost) {
     this.#host = host;
+    this.levelWork = host.regions.map(() => Array.from({ length: NUM_LEVELS }, () => ({ compactions: 0, bytesRead: 0, bytesWritten: 0 })));
     const options = host.options;
     const spec = policySpec(options.filterPolicy);
     this.#shape = {
@@ -323,7 +325,7 @@ export class BackgroundWork {
       host.latch(err);
       return;
     }
-    const work = this.levelWork[level + 1]!;
+    const work = this.levelWork[region]![level + 1]!;
     work.compactions++;
     work.bytesRead += outcome.bytesRead;
     work.bytesWritten += outcome.bytesWritten;

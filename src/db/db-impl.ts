@@ -66,7 +66,7 @@ const MAX_GROUP_BYTES = 1 << 20;
 const RESOLVED = Promise.resolve();
 
 export class DBImpl {
-  readonly stats = new DBStats();
+  readonly stats: DBStats;
   readonly snapshots = new SnapshotList();
   readonly regions: Region[];
   readonly tables: TableAccess[];
@@ -94,12 +94,13 @@ export class DBImpl {
     this.#lock = lock;
     this.#info = info;
     this.#versions = new VersionSet(dir, fs, router.regions.length);
+    this.stats = new DBStats(router.regions.length);
     const bloomBits = Math.ceil((options.writeBufferSize / 64) * options.memtableBloomBitsPerKey);
     const newMemTable = (): MemTable =>
       new MemTable({ bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0, initialArenaBytes: Math.min(options.writeBufferSize, 1 << 20) });
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);
-    this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, options, this.stats, blockCache));
+    this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, r.index, options, this.stats, blockCache));
     this.#bg = new BackgroundWork({
       options,
       versions: this.#versions,
@@ -643,6 +644,7 @@ export class DBImpl {
     const stats = this.stats;
     stats.gets++;
     const regionIndex = this.regions.length === 1 ? 0 : this.router.regionOf(key);
+    stats.regionGets[regionIndex]!++;
     const region = this.regions[regionIndex]!;
     let r = region.mem.get(key, sequence);
     if (r === Lookup.FOUND) return region.mem.foundValue;

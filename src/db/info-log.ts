@@ -10,23 +10,34 @@ const encoder = new TextEncoder();
 
 export class InfoLog {
   #file: WritableFile | null = null;
+  #failed = false;
 
-  constructor(fs: FileSystem, dir: string) {
+  /** Nothing is written until the first line: an open refused before recovery leaves no trace. */
+  constructor(
+    private readonly fs: FileSystem,
+    private readonly dir: string,
+  ) {}
+
+  #open(): WritableFile | null {
+    if (this.#file !== null || this.#failed) return this.#file;
     try {
-      const path = infoLogFileName(dir);
-      if (fs.exists(path)) fs.rename(path, oldInfoLogFileName(dir));
-      this.#file = fs.createWritable(path);
+      const path = infoLogFileName(this.dir);
+      if (this.fs.exists(path)) this.fs.rename(path, oldInfoLogFileName(this.dir));
+      this.#file = this.fs.createWritable(path);
     } catch {
-      this.#file = null;
+      this.#failed = true;
     }
+    return this.#file;
   }
 
   log(message: string): void {
-    if (this.#file === null) return;
+    const file = this.#open();
+    if (file === null) return;
     try {
-      this.#file.append(encoder.encode(`${new Date().toISOString()} ${message}\n`));
+      file.append(encoder.encode(`${new Date().toISOString()} ${message}\n`));
     } catch {
       this.#file = null;
+      this.#failed = true;
     }
   }
 
@@ -37,5 +48,6 @@ export class InfoLog {
       // best effort
     }
     this.#file = null;
+    this.#failed = true;
   }
 }

@@ -6,6 +6,7 @@ import { KEY_SKETCH_PRECISION } from '../sstable/table-properties.js';
 import { NUM_LEVELS, type FileMetaData } from '../version/version-edit.js';
 import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import type { DBImpl } from './db-impl.js';
+import type { LevelWork } from './background.js';
 
 export interface LevelFigures {
   level: number;
@@ -24,12 +25,16 @@ export function levelSummary(db: DBImpl, region?: number): LevelFigures[] {
   for (let level = 0; level < NUM_LEVELS; level++) {
     let files = 0;
     let bytes = 0;
+    const work: LevelWork = { compactions: 0, bytesRead: 0, bytesWritten: 0 };
     for (let r = 0; r < db.regions.length; r++) {
       if (region !== undefined && r !== region) continue;
       files += v.numFiles(r, level);
       bytes += v.levelBytes(r, level);
+      const w = db.background.levelWork[r]![level]!;
+      work.compactions += w.compactions;
+      work.bytesRead += w.bytesRead;
+      work.bytesWritten += w.bytesWritten;
     }
-    const work = db.background.levelWork[level]!;
     if (files > 0 || work.compactions > 0) out.push({ level, files, bytes, ...work });
   }
   return out;
@@ -69,7 +74,7 @@ export function writeAmplification(db: DBImpl): number {
   const user = db.stats.bytesWritten;
   if (user === 0) return 0;
   let tables = db.stats.bytesFlushed;
-  for (const w of db.background.levelWork) tables += w.bytesWritten;
+  for (const levels of db.background.levelWork) for (const w of levels) tables += w.bytesWritten;
   return Math.round((tables / user) * 100) / 100;
 }
 
@@ -97,4 +102,41 @@ export function estimateNumKeys(db: DBImpl, region?: number): number {
     }
   });
   return Math.round(sketch.count());
+}
+
+/** Per-region figures for `sievekv.regions`, so the skew of a router's split is visible. */
+export interface RegionFigures {
+  region: number;
+  directory: string;
+  estimatedKeys: number;
+  bytes: number;
+  memtableBytes: number;
+  levels: LevelFigures[];
+  gets: number;
+  filterChecks: number;
+  filterNegatives: number;
+  filterFalsePositives: number;
+  blocksRead: number;
+  blockCacheHits: number;
+}
+
+export function regionFigures(db: DBImpl): RegionFigures[] {
+  return db.regions.map((r, i) => {
+    const levels = levelSummary(db, i);
+    const t = db.stats.regionTables[i]!;
+    return {
+      region: i,
+      directory: r.dir,
+      estimatedKeys: estimateNumKeys(db, i),
+      bytes: levels.reduce((sum, l) => sum + l.bytes, 0),
+      memtableBytes: r.mem.approximateMemoryUsage + (r.imm?.approximateMemoryUsage ?? 0),
+      levels,
+      gets: db.stats.regionGets[i]!,
+      filterChecks: t.filterChecks,
+      filterNegatives: t.filterNegatives,
+      filterFalsePositives: t.filterFalsePositives,
+      blocksRead: t.blocksRead,
+      blockCacheHits: t.blockCacheHits,
+    };
+  });
 }

@@ -1,7 +1,8 @@
 /**
- * The database's counters, reported by `getProperty('sievekv.stats')`. Plain numbers bumped on
- * the hot paths (no allocation). The table layer's filter and block counters accumulate in
- * `tables`, the sink every open table reports to.
+ * The database's counters, reported by `getProperty('sievekv.stats')` (and per region by
+ * `sievekv.regions`). Plain numbers bumped on the hot paths (no allocation). The table layer's
+ * filter and block counters accumulate per region in `regionTables[r]`, the sink every open table
+ * of that region reports to; `tables` sums them.
  */
 import { TableStats } from '../sstable/table-stats.js';
 
@@ -19,8 +20,23 @@ export class DBStats {
   bytesFlushed = 0;
   /** WAL records skipped as damaged (only with paranoidChecks off). */
   walRecordsSkipped = 0;
-  /** Filter checks and negatives, false positives, blocks read, block cache hits and misses. */
-  readonly tables = new TableStats();
+  /** Per region: filter checks and negatives, false positives, blocks read, cache hits and misses. */
+  readonly regionTables: readonly TableStats[];
+  /** Per region: point lookups served. */
+  readonly regionGets: number[];
+
+  constructor(regions = 1) {
+    this.regionTables = Array.from({ length: regions }, () => new TableStats());
+    this.regionGets = new Array<number>(regions).fill(0);
+  }
+
+  /** The table counters summed over regions. */
+  get tables(): TableStats {
+    if (this.regionTables.length === 1) return this.regionTables[0]!;
+    const sum = new TableStats();
+    for (const t of this.regionTables) sum.add(t);
+    return sum;
+  }
 
   toJSON(): Record<string, number> {
     const t = this.tables;

@@ -82,14 +82,14 @@ export class TableAccess {
   #lookupKey = new Uint8Array(64);
   readonly #stats: DBStats;
 
-  constructor(fs: FileSystem, dir: string, options: ResolvedOptions, stats: DBStats, blockCache: BlockCache) {
+  constructor(fs: FileSystem, dir: string, region: number, options: ResolvedOptions, stats: DBStats, blockCache: BlockCache) {
     this.#stats = stats;
     this.cache = new TableCache(fs, dir, {
       capacity: options.maxOpenFiles,
       filterPolicies: knownFilterPolicies(options.filterPolicy),
       blockCache,
       verifyChecksums: options.verifyChecksums,
-      stats: stats.tables,
+      stats: stats.regionTables[region]!,
     });
   }
 
