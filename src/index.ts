@@ -11,6 +11,8 @@ export type { EntryIterator, Entry as IteratorEntry } from './iterator/entry-ite
 export type { IteratorRangeOptions, IteratorBound } from './iterator/iterator-options.js';
 export type { FileSystem, WritableFile, RandomAccessFile, FileLock } from './fs/file-system.js';
 export type { RegionRouter } from './shard/region-router.js';
+export { DezhouRegionRouter } from './shard/dezhou-router.js';
+export { JumpRouter } from './shard/jump-router.js';
 
 // Errors.
 export { SieveError, ErrorCode, isSieveError } from './errors.js';
