@@ -55,7 +55,11 @@ export interface CompactionTask {
   readonly deeper: readonly (readonly FileRange[])[];
   /** Live snapshot sequences, ascending. */
   readonly snapshots: readonly number[];
-  /** Numbers reserved for the outputs, used in order; the caller reserved enough (see outputBound). */
+  /**
+   * Numbers reserved for the outputs, used in order (see outputBound). Once they run out the last
+   * output takes the rest and grows past maxFileSize: outputs can outgrow any estimate (a database
+   * reopened with weaker compression or a bigger filter), and a larger file beats a failed merge.
+   */
   readonly outputNumbers: readonly number[];
   readonly maxFileSize: number;
   readonly blockSize: number;
@@ -74,9 +78,13 @@ export interface CompactionOutcome {
   readonly entriesOut: number;
 }
 
-/** How many output numbers a compaction can need: a cut per maxFileSize, per grandparent, plus one. */
-export function outputBound(inputBytes: number, maxFileSize: number, grandparents: number): number {
-  return Math.ceil(inputBytes / maxFileSize) + grandparents + 2;
+/**
+ * How many output numbers a compaction can need: a cut per maxFileSize of output, one per
+ * grandparent, plus one. `outputBytes` is an estimate (the inputs' sizes, or their uncompressed
+ * sizes when larger); running out costs a large last file, not the merge.
+ */
+export function outputBound(outputBytes: number, maxFileSize: number, grandparents: number): number {
+  return Math.ceil(outputBytes / maxFileSize) + grandparents + 2;
 }
 
 /** Tells whether a user key may have data in levels deeper than the output (keys ascend). */
@@ -184,7 +192,11 @@ export function runCompaction(fs: FileSystem, task: CompactionTask): CompactionO
 
       const newUserKey = currentLen < 0 || compareByteRanges(key, 0, userLen, currentKey, 0, currentLen) !== 0;
       if (newUserKey) {
-        if (builder !== null && (cutPending || (builder as TableBuilder).fileSize >= task.maxFileSize)) {
+        if (
+          builder !== null &&
+          outputIndex < task.outputNumbers.length &&
+          (cutPending || (builder as TableBuilder).fileSize >= task.maxFileSize)
+        ) {
           finishOutput();
           cutPending = false;
         }

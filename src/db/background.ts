@@ -255,13 +255,33 @@ export class BackgroundWork {
     this.#notify();
   }
 
+  /**
+   * Bytes a merge of `files` may write: each file's size, or its keys and values uncompressed when
+   * that is more (the database may now compress less than when the file was written). Tables
+   * without properties (LevelDB's) count their size.
+   */
+  #outputEstimate(region: number, files: readonly FileMetaData[]): number {
+    let bytes = 0;
+    for (const f of files) {
+      let raw = 0;
+      try {
+        const p = this.#host.tables[region]!.cache.findTable(f.number, f.fileSize).properties;
+        if (p !== undefined) raw = p.rawKeySize + p.rawValueSize;
+      } catch {
+        // A table that cannot be opened fails the merge itself, with its own error.
+      }
+      bytes += Math.max(f.fileSize, raw);
+    }
+    return bytes;
+  }
+
   /** Runs one merge on the compaction runner; `then` runs after it is installed (or failed). */
   #runMerge(choice: Extract<CompactionChoice, { kind: 'merge' }>, then: () => void): void {
     const host = this.#host;
     const { region, level, inputs, grandparents } = choice;
     const version: Version = host.versions.current.ref();
-    const inputBytes = [...inputs[0], ...inputs[1]].reduce((s, f) => s + f.fileSize, 0);
-    const outputNumbers = Array.from({ length: outputBound(inputBytes, host.options.maxFileSize, grandparents.length) }, () =>
+    const outputBytes = this.#outputEstimate(region, [...inputs[0], ...inputs[1]]);
+    const outputNumbers = Array.from({ length: outputBound(outputBytes, host.options.maxFileSize, grandparents.length) }, () =>
       host.versions.newFileNumber(),
     );
     for (const n of outputNumbers) this.pendingOutputs.add(n);
