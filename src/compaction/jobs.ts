@@ -14,14 +14,15 @@ import { ioError } from '../errors.js';
 import { tableFileName } from '../version/filenames.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { runCompaction, type CompactionOutcome, type CompactionTask } from './compaction.js';
-import { policyFromSpec, type PolicySpec } from './policy-spec.js';
+import { policyFromSpec, type FilterChoice } from './policy-spec.js';
 
 /** How tables are built: the database's options, in a form that crosses threads. */
 export interface TableShape {
   readonly blockSize: number;
   readonly blockRestartInterval: number;
   readonly compression: CompressionType;
-  readonly filter: PolicySpec;
+  /** A spec for jobs sent to a worker; the policy object itself only for inline jobs. */
+  readonly filter: FilterChoice;
   readonly filterScope: FilterScope;
 }
 

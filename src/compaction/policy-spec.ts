@@ -12,6 +12,17 @@ export type PolicySpec =
   | { readonly kind: 'bloom'; readonly bitsPerKey: number; readonly hashCount: number }
   | { readonly kind: 'ribbon'; readonly bitsPerKey: number };
 
+/**
+ * The filter a job builds with: a spec (crosses to a worker), or — for jobs run on the database's
+ * thread only — the policy object itself (a user's own policy has no spec).
+ */
+export type FilterChoice = PolicySpec | { readonly kind: 'object'; readonly policy: FilterPolicy };
+
+/** The choice for `policy`: its spec if it has one, else the object (inline jobs only). */
+export function filterChoice(policy: FilterPolicy | null): FilterChoice {
+  return policySpec(policy) ?? { kind: 'object', policy: policy! };
+}
+
 /** The spec of `policy`, or undefined if it is not a built-in policy. */
 export function policySpec(policy: FilterPolicy | null): PolicySpec | undefined {
   if (policy === null) return { kind: 'none' };
@@ -20,8 +31,10 @@ export function policySpec(policy: FilterPolicy | null): PolicySpec | undefined 
   return undefined;
 }
 
-export function policyFromSpec(spec: PolicySpec): FilterPolicy | null {
+export function policyFromSpec(spec: FilterChoice): FilterPolicy | null {
   switch (spec.kind) {
+    case 'object':
+      return spec.policy;
     case 'none':
       return null;
     case 'bloom':

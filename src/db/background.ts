@@ -17,7 +17,7 @@
  * Failures (a disk error, a corrupt input table) are latched as the database's background error:
  * writes fail with it, reads go on, and the files of the failed job are removed.
  */
-import { policySpec } from '../compaction/policy-spec.js';
+import { filterChoice, policySpec } from '../compaction/policy-spec.js';
 import { pickCompaction, pickRangeCompaction, type CompactionChoice } from '../compaction/picker.js';
 import type { FlushJob, JobResult, TableShape } from '../compaction/jobs.js';
 import { outputBound } from '../compaction/compaction.js';
@@ -76,16 +76,16 @@ export class BackgroundWork {
     this.#host = host;
     this.levelWork = host.regions.map(() => Array.from({ length: NUM_LEVELS }, () => ({ compactions: 0, bytesRead: 0, bytesWritten: 0 })));
     const options = host.options;
-    const spec = policySpec(options.filterPolicy);
+    // A worker sees only the real file system, and only built-in policies can cross to it; a
+    // user's own policy object travels only to inline jobs.
+    const useWorkers = options.fs instanceof NodeFileSystem && policySpec(options.filterPolicy) !== undefined;
     this.#shape = {
       blockSize: options.blockSize,
       blockRestartInterval: options.blockRestartInterval,
       compression: options.compression,
-      filter: spec ?? { kind: 'none' },
+      filter: filterChoice(options.filterPolicy),
       filterScope: options.filterScope,
     };
-    // A worker sees only the real file system, and only built-in policies can cross to it.
-    const useWorkers = options.fs instanceof NodeFileSystem && spec !== undefined;
     this.#flushRunner = useWorkers ? new WorkerRunner() : new InlineRunner(options.fs);
     this.#compactRunner = useWorkers ? new WorkerRunner() : new InlineRunner(options.fs);
     this.#inline = !useWorkers;
@@ -96,6 +96,11 @@ export class BackgroundWork {
   /** Whether jobs run on this thread (in-memory file system, or a custom filter policy). */
   get inline(): boolean {
     return this.#inline;
+  }
+
+  /** How this database's tables are built (also by recovery's flush). */
+  get shape(): TableShape {
+    return this.#shape;
   }
 
   get flushing(): boolean {

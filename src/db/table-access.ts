@@ -1,79 +1,34 @@
 /**
- * The database's view of its table files, per region: building a level-0 table from a memtable,
- * and point lookups and iterators through the region's table cache (open tables) and the
- * database's shared block cache.
+ * The database's view of its table files, per region: point lookups and iterators through the
+ * region's table cache (open tables) and the database's shared block cache. (Tables are written
+ * by the flush and compaction jobs, compaction/jobs.ts.)
  */
 import type { FileSystem } from '../fs/file-system.js';
 import { KeyProbes } from '../filter/key-probes.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { BloomFilterPolicy } from '../filter/bloom.js';
+import { RibbonFilterPolicy } from '../filter/ribbon.js';
 import { VALUE_TYPE_FOR_SEEK, writeInternalKey, INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
-import type { MemTableIterator } from '../memtable/memtable.js';
 import type { ResolvedOptions } from '../options.js';
 import { BlockCache } from '../sstable/block-cache.js';
-import { TableBuilder } from '../sstable/table-builder.js';
 import { GetStatus, TableGetResult } from '../sstable/table.js';
 import { TableCache } from '../sstable/table-cache.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { compareUserKeyTo, Version } from '../version/version.js';
 import type { DBStats } from './stats.js';
-import { ioError } from '../errors.js';
 
 /**
- * The policies a table's filter may have been written by (matched by name): the database's own,
- * and LevelDB's Bloom (any bits/key reads alike: k is stored in each filter).
+ * The policies a table's filter may have been written by (matched by name): the database's own
+ * and every built-in one, so tables written under another policy (before a reopen changed it)
+ * still skip. Any bits/key reads alike: Bloom stores k in each filter, Ribbon its layout.
  */
 export function knownFilterPolicies(own: FilterPolicy | null): FilterPolicy[] {
-  const policies: FilterPolicy[] = [];
-  if (own !== null) policies.push(own);
-  if (own === null || own.name !== 'leveldb.BuiltinBloomFilter2') policies.push(new BloomFilterPolicy(10));
-  return policies;
-}
-
-/**
- * Writes the memtable's entries, in order, to a new table at `path` and syncs it. Returns its
- * metadata. On failure the partial file is removed and the error rethrown.
- */
-export function buildTable(fs: FileSystem, path: string, number: number, it: MemTableIterator, options: ResolvedOptions): FileMetaData {
-  const file = fs.createWritable(path);
-  const builder = new TableBuilder(file, {
-    blockSize: options.blockSize,
-    blockRestartInterval: options.blockRestartInterval,
-    compression: options.compression,
-    ...(options.filterPolicy !== null ? { filterPolicy: options.filterPolicy } : {}),
-    filterScope: options.filterScope,
-  });
-  let key = new Uint8Array(256);
-  try {
-    for (it.seekToFirst(); it.valid; it.next()) {
-      const user = it.key;
-      const need = user.length + INTERNAL_KEY_TRAILER_SIZE;
-      if (key.length < need) key = new Uint8Array(need * 2);
-      writeInternalKey(key, 0, user, it.seq, it.type as 0 | 1);
-      builder.add(key.subarray(0, need), it.value);
-    }
-    builder.finish();
-    file.sync();
-    file.close();
-  } catch (err) {
-    try {
-      builder.abandon();
-    } catch {
-      // already failing
-    }
-    try {
-      file.close();
-    } catch {
-      // already failing
-    }
-    fs.remove(path);
-    throw err;
+  const policies: FilterPolicy[] = own === null ? [] : [own];
+  for (const builtIn of [new BloomFilterPolicy(10), new RibbonFilterPolicy(10)]) {
+    if (!policies.some((p) => p.name === builtIn.name)) policies.push(builtIn);
   }
-  const smallest = builder.smallestKey;
-  const largest = builder.largestKey;
-  if (smallest === undefined || largest === undefined) throw ioError('flushed an empty memtable', { file: path });
-  return { number, fileSize: builder.fileSize, smallest: smallest.slice(), largest: largest.slice() };
+  return policies;
 }
 
 export class TableAccess {

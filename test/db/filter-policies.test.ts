@@ -1,0 +1,110 @@
+/**
+ * The database builds its tables' filters with whatever policy it is given — a user's own too —
+ * and reads tables written under any policy it knows, so reopening with another policy is safe:
+ * compaction rebuilds the filters as it rewrites data.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DB, type OpenOptions } from '../../src/db.js';
+import { BloomFilterPolicy } from '../../src/filter/bloom.js';
+import type { FilterPolicy, FilterProbe } from '../../src/filter/policy.js';
+import { RibbonFilterPolicy } from '../../src/filter/ribbon.js';
+import { MemFileSystem } from '../../src/fs/mem-fs.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** A user's own policy: an exact set (sorted keys, length-prefixed). Never a false positive. */
+class ExactSetPolicy implements FilterPolicy {
+  readonly name = 'test.ExactSet';
+  createFilter(keys: readonly Uint8Array[]): Uint8Array {
+    const parts = [...new Set(keys.map((k) => Buffer.from(k).toString('hex')))].sort();
+    return new TextEncoder().encode(parts.join(','));
+  }
+  keyMayMatch(key: Uint8Array, filter: Uint8Array): boolean {
+    return new TextDecoder().decode(filter).split(',').includes(Buffer.from(key).toString('hex'));
+  }
+  newProbe(): FilterProbe {
+    let key = new Uint8Array(0);
+    return {
+      setKey: (k) => {
+        key = k.slice();
+      },
+      mayMatch: (filter, start = 0, end = filter.length) => this.keyMayMatch(key, filter.subarray(start, end)),
+    };
+  }
+}
+
+const stats = (db: DB): Record<string, number> => JSON.parse(db.getProperty('sievekv.stats')!) as Record<string, number>;
+const key = (i: number): string => `key-${String(i).padStart(6, '0')}`;
+
+async function fill(db: DB, from: number, to: number): Promise<void> {
+  for (let i = from; i < to; i++) db.putSync(key(i), `value-${i}`);
+}
+
+async function absentLookups(db: DB): Promise<{ checks: number; negatives: number }> {
+  const before = stats(db);
+  for (let i = 0; i < 500; i++) expect(db.getSync(`${key(i * 3)}x`)).toBeUndefined(); // inside the key range
+  const after = stats(db);
+  return { checks: after.filterChecks! - before.filterChecks!, negatives: after.filterNegatives! - before.filterNegatives! };
+}
+
+describe('filter policies in the database', () => {
+  for (const where of ['memory', 'real files'] as const) {
+    it(`uses a user's own FilterPolicy for flushes and compactions (${where})`, async () => {
+      const options: OpenOptions = { filterPolicy: new ExactSetPolicy(), writeBufferSize: 16 * 1024, l0CompactionTrigger: 2 };
+      let dir = '/db';
+      if (where === 'memory') options.fs = new MemFileSystem();
+      else {
+        dir = mkdtempSync(join(tmpdir(), 'sievekv-policy-'));
+        dirs.push(dir);
+      }
+      const db = await DB.open(dir, options);
+      await fill(db, 0, 3000);
+      await db.compactRange();
+      const { checks, negatives } = await absentLookups(db);
+      expect(checks).toBeGreaterThan(0);
+      expect(negatives).toBe(checks); // an exact set never says "maybe" for an absent key
+      for (let i = 0; i < 3000; i += 97) expect(db.getSync(key(i))?.toString()).toBe(`value-${i}`);
+      await db.close();
+      if (where === 'real files') {
+        const table = readdirSync(dir).find((f) => f.endsWith('.ldb'))!;
+        expect(readFileSync(join(dir, table)).includes(Buffer.from('filter.test.ExactSet'))).toBe(true);
+      }
+    });
+  }
+
+  it('reopened with another policy, reads tables of both kinds and rebuilds filters as it compacts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-policy-'));
+    dirs.push(dir);
+    let db = await DB.open(dir, { filterPolicy: new BloomFilterPolicy(10), writeBufferSize: 16 * 1024 });
+    await fill(db, 0, 3000);
+    await db.compactRange();
+    await db.close();
+    const tableNames = (): string[] => readdirSync(dir).filter((f) => f.endsWith('.ldb'));
+    const filterOf = (name: string): string => {
+      const bytes = readFileSync(join(dir, name));
+      return bytes.includes(Buffer.from('fullfilter.sievekv.Ribbon1')) ? 'ribbon' : bytes.includes(Buffer.from('filter.leveldb.BuiltinBloomFilter2')) ? 'bloom' : 'none';
+    };
+    expect(tableNames().map(filterOf)).toEqual(tableNames().map(() => 'bloom'));
+
+    // Now Ribbon, one filter per table. The Bloom tables still read — and still skip.
+    db = await DB.open(dir, { filterPolicy: new RibbonFilterPolicy(10), filterScope: 'table', writeBufferSize: 16 * 1024 });
+    const beforeCompaction = await absentLookups(db);
+    expect(beforeCompaction.negatives).toBeGreaterThan(0.9 * beforeCompaction.checks);
+    // Overwrite keys across the whole range, so that compaction rewrites every table (a table no
+    // compaction touches keeps the filter it was written with, and is read with it).
+    for (let i = 0; i < 4000; i += 3) db.putSync(key(i), `value-${i}`);
+    const written = (i: number): boolean => i < 3000 || i % 3 === 0;
+    for (let i = 0; i < 4000; i += 89) expect(db.getSync(key(i))?.toString()).toBe(written(i) ? `value-${i}` : undefined);
+    await db.compactRange();
+    // Every table was rewritten by compaction with the current policy.
+    expect(tableNames().map(filterOf)).toEqual(tableNames().map(() => 'ribbon'));
+    const after = await absentLookups(db);
+    expect(after.negatives).toBeGreaterThan(0.95 * after.checks);
+    for (let i = 0; i < 4000; i += 89) expect(db.getSync(key(i))?.toString()).toBe(written(i) ? `value-${i}` : undefined);
+    await db.close();
+  });
+});
