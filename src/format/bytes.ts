@@ -18,7 +18,15 @@ export function compareBytes(a: Uint8Array, b: Uint8Array): number {
   return a.length - b.length;
 }
 
-/** Compares `a[aStart, aEnd)` with `b[bStart, bEnd)` without making views. */
+/** Ranges whose common length exceeds this finish with memcmp (Buffer#compare on ranges). */
+const RANGE_LOOP_PREFIX = 48;
+const nativeRangeCompare = Buffer.prototype.compare;
+
+/**
+ * Compares `a[aStart, aEnd)` with `b[bStart, bEnd)` without making views: < 0, 0, > 0. A JS loop
+ * over the first RANGE_LOOP_PREFIX bytes (Buffer#compare on ranges costs a flat ~70 ns, which a
+ * loop beats up to about 56 bytes), then memcmp for the rest.
+ */
 export function compareByteRanges(
   a: Uint8Array,
   aStart: number,
@@ -30,10 +38,16 @@ export function compareByteRanges(
   const aLen = aEnd - aStart;
   const bLen = bEnd - bStart;
   const n = aLen < bLen ? aLen : bLen;
-  for (let i = 0; i < n; i++) {
+  const loopEnd = n < RANGE_LOOP_PREFIX ? n : RANGE_LOOP_PREFIX;
+  for (let i = 0; i < loopEnd; i++) {
     const x = a[aStart + i]!;
     const y = b[bStart + i]!;
     if (x !== y) return x - y;
+  }
+  if (n > RANGE_LOOP_PREFIX) {
+    // memcmp over the rest of the common length; lengths decide only if that is equal.
+    const r = nativeRangeCompare.call(a, b, bStart + RANGE_LOOP_PREFIX, bStart + n, aStart + RANGE_LOOP_PREFIX, aStart + n);
+    if (r !== 0) return r;
   }
   return aLen - bLen;
 }

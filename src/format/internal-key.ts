@@ -16,7 +16,7 @@
  */
 import { corruption, invalidArgument } from '../errors.js';
 import { getFixed32, putFixed32 } from './coding.js';
-import { compareBytes } from './comparator.js';
+import { compareByteRanges as compareBytes } from './bytes.js';
 
 /** Persisted: the type byte of an internal key's trailer. Never renumber. */
 export const ValueType = {

@@ -23,7 +23,7 @@
  */
 import { ErrorCode, SieveError, corruption, invalidArgument } from '../errors.js';
 import { getFixed32 } from '../format/coding.js';
-import { compareBytes } from '../format/comparator.js';
+import { compareByteRanges as compareBytes } from '../format/bytes.js';
 import {
   INTERNAL_KEY_TRAILER_SIZE,
   VALUE_TYPE_FOR_SEEK,

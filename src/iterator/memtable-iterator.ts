@@ -11,7 +11,7 @@
  * iterator (the database pins it until the iterator closes); `close()` only drops the position.
  */
 import { getFixed32, putFixed32 } from '../format/coding.js';
-import { compareBytes } from '../format/comparator.js';
+import { compareByteRanges as compareBytes } from '../format/bytes.js';
 import { INTERNAL_KEY_TRAILER_SIZE, MAX_SEQUENCE } from '../format/internal-key.js';
 import type { MemTable, MemTableIterator } from '../memtable/memtable.js';
 import type { InternalIterator } from './internal-iterator.js';
