@@ -192,8 +192,10 @@ export function runCompaction(fs: FileSystem, task: CompactionTask): CompactionO
 
       const newUserKey = currentLen < 0 || compareByteRanges(key, 0, userLen, currentKey, 0, currentLen) !== 0;
       if (newUserKey) {
-        if (
-          builder !== null &&
+        // A grandparent stop met while no output is open is forgotten (LevelDB's ShouldStopBefore
+        // does the same): kept pending, it would cut the next output right after its first key.
+        if (builder === null) cutPending = false;
+        else if (
           outputIndex < task.outputNumbers.length &&
           (cutPending || (builder as TableBuilder).fileSize >= task.maxFileSize)
         ) {

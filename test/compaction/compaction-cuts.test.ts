@@ -1,6 +1,8 @@
 /**
  * Where runCompaction cuts its outputs: with too few reserved file numbers (the last output takes
- * the rest instead of failing).
+ * the rest instead of failing), and at the grandparent limit (a limit reached while no output is
+ * open is forgotten, as LevelDB's ShouldStopBefore, instead of cutting the next output after its
+ * first key).
  */
 import { describe, expect, it } from 'vitest';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
@@ -11,7 +13,7 @@ import { TableBuilder } from '../../src/sstable/table-builder.js';
 import { TableCache } from '../../src/sstable/table-cache.js';
 import { tableFileName } from '../../src/version/filenames.js';
 import type { FileMetaData } from '../../src/version/version-edit.js';
-import { runCompaction, type CompactionTask } from '../../src/compaction/compaction.js';
+import { runCompaction, type CompactionTask, type FileRange } from '../../src/compaction/compaction.js';
 
 const DIR = '/db';
 
@@ -68,6 +70,11 @@ function task(fs: MemFileSystem, upper: FileMetaData[], overrides: Partial<Compa
 }
 
 const value = (n: number, fill: number): Uint8Array => new Uint8Array(n).fill(fill);
+const range = (lo: string, hi: string, fileSize: number): FileRange => ({
+  smallest: encodeInternalKey(Buffer.from(lo), 1, ValueType.VALUE),
+  largest: encodeInternalKey(Buffer.from(hi), 1, ValueType.VALUE),
+  fileSize,
+});
 
 describe('runCompaction output cuts', () => {
   it('with fewer reserved numbers than the outputs need, the last output takes the rest', () => {
@@ -84,5 +91,23 @@ describe('runCompaction output cuts', () => {
     expect(perOutput[0]!.length).toBeLessThanOrEqual(6);
     expect(perOutput.flat()).toEqual(entries.map((e) => `${e.key}@${e.seq}`));
     expect(outcome.entriesOut).toBe(40);
+  });
+
+  it('forgets a grandparent cut reached while no output is open (dropped entries), as LevelDB', () => {
+    const fs = new MemFileSystem();
+    fs.mkdir(DIR);
+    // `a`, then deletions d00..d29 (dropped: no deeper data), then z0 and z1.
+    const entries: Entry[] = [{ key: 'a', seq: 1, type: ValueType.VALUE, value: value(10, 1) }];
+    for (let i = 0; i < 30; i++) entries.push({ key: `d${String(i).padStart(2, '0')}`, seq: 10 + i, type: ValueType.DELETION, value: new Uint8Array(0) });
+    entries.push({ key: 'z0', seq: 100, type: ValueType.VALUE, value: value(10, 2) }, { key: 'z1', seq: 101, type: ValueType.VALUE, value: value(10, 3) });
+    const input = writeTable(fs, 10, entries);
+    // One grandparent file per deletion, each a full file's worth: the limit (10 files' worth) is
+    // passed twice among the deletions — once with `a`'s output open, once with none open.
+    const grandparents = Array.from({ length: 30 }, (_, i) => {
+      const k = `d${String(i).padStart(2, '0')}`;
+      return range(k, k, 1024);
+    });
+    const outcome = runCompaction(fs, task(fs, [input], { grandparents }));
+    expect(outcome.outputs.map((o) => userKeys(fs, o))).toEqual([['a@1'], ['z0@100', 'z1@101']]);
   });
 });
