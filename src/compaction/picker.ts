@@ -16,7 +16,7 @@
  *   versions to the last level; sievekv rewrites those to drop them.
  */
 import type { ResolvedOptions } from '../options.js';
-import { compareInternal, totalFileSize, type Version } from '../version/version.js';
+import { compareInternal, compareUserKeys, totalFileSize, type Version } from '../version/version.js';
 import { NUM_LEVELS, type FileMetaData } from '../version/version-edit.js';
 
 /** What the picker needs to know of a file beyond its metadata (from its properties block). */
@@ -83,6 +83,24 @@ function range(files: readonly FileMetaData[]): [Uint8Array, Uint8Array] {
 }
 
 const userKey = (internalKey: Uint8Array): Uint8Array => internalKey.subarray(0, internalKey.length - 8);
+
+/**
+ * Adds to `inputs` (files of one sorted level ≥ 1) every following file of `levelFiles` that
+ * starts with the user key the inputs end with, repeatedly (LevelDB's AddBoundaryInputs). sievekv
+ * never splits a user key's versions over two files of a level, but LevelDB does: compacting the
+ * file with the newer versions without its neighbour would leave the older ones above them, where
+ * a read finds them first.
+ */
+function addBoundaryInputs(levelFiles: readonly FileMetaData[], inputs: FileMetaData[]): void {
+  if (inputs.length === 0) return;
+  let [, largest] = range(inputs);
+  for (;;) {
+    const next = levelFiles.find((f) => compareInternal(f.smallest, largest) > 0 && compareUserKeys(f.smallest, largest) === 0);
+    if (next === undefined || inputs.includes(next)) return;
+    inputs.push(next);
+    largest = next.largest;
+  }
+}
 
 /**
  * The next compaction for `region`, or `{ kind: 'none' }`. `compactPointers[level]` is where the
@@ -160,6 +178,7 @@ function setupInputs(
   isClean: FileIsClean,
 ): CompactionChoice {
   let inputs0 = [...initial];
+  if (level > 0) addBoundaryInputs(version.files(region, level), inputs0);
   let [lo, hi] = range(inputs0);
   let inputs1 = version.overlappingInputs(region, level + 1, userKey(lo), userKey(hi));
   if (inputs1.length > 0) {
