@@ -240,6 +240,8 @@ interface Timing {
   /** Operations per second, median over the timed runs. */
   readonly opsPerSec: number;
   readonly runs: number;
+  /** (slowest − fastest) ÷ median of the timed runs: how noisy the figure is. */
+  readonly spread: number;
 }
 
 /**
@@ -262,7 +264,8 @@ function time(opsPerRep: number, run: (reps: number) => void, calibrationReps = 
     spent += ms;
     rates.push((reps * opsPerRep) / (ms / 1000));
   }
-  return { opsPerSec: median(rates), runs: rates.length };
+  const mid = median(rates);
+  return { opsPerSec: mid, runs: rates.length, spread: (Math.max(...rates) - Math.min(...rates)) / mid };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -312,6 +315,7 @@ interface Line {
   readonly subject: string;
   readonly opsPerSec: number;
   readonly runs: number;
+  readonly spread: number;
   readonly matched: string;
   /** Workload key shared by all subjects, for the ratio to the baseline. */
   readonly family: string;
@@ -387,7 +391,7 @@ function main(): void {
     `          probes cycle over ${QUERY_KEYS.toLocaleString('en-US')} present keys (all of them at 10,000) or ${QUERY_KEYS.toLocaleString('en-US')} absent random keys`,
     `Method:   each implementation in its own node process, one after another; per workload a calibration/warm-up run,`,
     `          then ${TIMED_RUNS} timed runs of ≈ ${RUN_TARGET_MS} ms (fewer past ${WORKLOAD_BUDGET_MS / 1000} s), median; keys/s = keys inserted (build)`,
-    "          or probed per second; ratio = keys/s ÷ the Bloom policy's on the same workload",
+    "          or probed per second; ratio = keys/s ÷ the Bloom policy's on the same workload; spread = (max − min) ÷ median",
     'Configs (each near 1% false positives; size and k at 1,000,000 keys):',
   ];
   console.log(header.join('\n'));
@@ -417,11 +421,12 @@ function main(): void {
       subjectIndex(a.subject) - subjectIndex(b.subject),
   );
   const baseline = SUBJECTS[0]!.name;
-  const cols = ['workload', 'keys', 'implementation', 'keys/s', `vs ${baseline}`, 'matched', 'runs'];
+  const cols = ['workload', 'keys', 'implementation', 'keys/s', `vs ${baseline}`, 'matched', 'runs', 'spread'];
   const rows = sorted.map((l) => {
     const base = lines.find((b) => b.family === l.family && b.n === l.n && b.subject === baseline);
     const ratio = base === undefined ? '' : `${(l.opsPerSec / base.opsPerSec).toFixed(2)}×`;
-    return [l.workload, l.n.toLocaleString('en-US'), l.subject, formatRate(l.opsPerSec), ratio, l.matched, String(l.runs)];
+    const spread = l.runs > 1 ? `${Math.round(l.spread * 100)}%` : '';
+    return [l.workload, l.n.toLocaleString('en-US'), l.subject, formatRate(l.opsPerSec), ratio, l.matched, String(l.runs), spread];
   });
   const widths = cols.map((c, i) => Math.max(c.length, ...rows.map((r) => r[i]!.length)));
   const leftAligned = new Set([0, 2]);
