@@ -293,6 +293,9 @@ export class BackgroundWork {
     const deeper: FileMetaData[][] = [];
     for (let l = level + 2; l < NUM_LEVELS; l++) deeper.push([...version.files(region, l)]);
     this.#compacting = true;
+    // As LevelDB's "Compacting" line: with the "compacted"/"failed" line that ends it, the LOG
+    // shows which merge a crash interrupted.
+    host.info.log(`compacting region ${region}: ${inputs[0].length}@${level} + ${inputs[1].length}@${level + 1} files (${choice.reason})`);
     const options = host.options;
     this.#compactRunner.submit(
       {
