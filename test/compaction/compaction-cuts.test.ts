@@ -47,7 +47,7 @@ function userKeys(fs: MemFileSystem, meta: FileMetaData): string[] {
   return out;
 }
 
-function task(fs: MemFileSystem, upper: FileMetaData[], overrides: Partial<CompactionTask>): CompactionTask {
+function task(upper: FileMetaData[], overrides: Partial<CompactionTask>): CompactionTask {
   return {
     dir: DIR,
     outputLevel: 1,
@@ -83,7 +83,7 @@ describe('runCompaction output cuts', () => {
     const entries: Entry[] = [];
     for (let i = 0; i < 40; i++) entries.push({ key: `k${String(i).padStart(3, '0')}`, seq: i + 1, type: ValueType.VALUE, value: value(200, i) });
     const input = writeTable(fs, 10, entries);
-    const outcome = runCompaction(fs, task(fs, [input], { outputNumbers: [100, 101] }));
+    const outcome = runCompaction(fs, task([input], { outputNumbers: [100, 101] }));
     expect(outcome.outputs.map((o) => o.number)).toEqual([100, 101]);
     // The first output was cut at the 1 KiB target (about five 200-byte values); the second holds
     // everything else.
@@ -107,7 +107,7 @@ describe('runCompaction output cuts', () => {
       const k = `d${String(i).padStart(2, '0')}`;
       return range(k, k, 1024);
     });
-    const outcome = runCompaction(fs, task(fs, [input], { grandparents }));
+    const outcome = runCompaction(fs, task([input], { grandparents }));
     expect(outcome.outputs.map((o) => userKeys(fs, o))).toEqual([['a@1'], ['z0@100', 'z1@101']]);
   });
 });
