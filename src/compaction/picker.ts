@@ -6,8 +6,10 @@
  *   pays for each one), deeper levels by bytes (bytes / target, target = maxBytesForLevelBase ·
  *   levelMultiplier^(L−1)). The highest score ≥ 1 is compacted.
  * - Inputs: at level L the first file past the level's compact pointer (levels take turns over
- *   their key range), all level-0 files overlapping it (level-0 files overlap each other), every
- *   level L+1 file overlapping the result, then level L widened where that adds no L+1 file.
+ *   their key range) and the files that continue its last user key (a LevelDB-made level may
+ *   split one key's versions), or all level-0 files overlapping it (level-0 files overlap each
+ *   other); every level L+1 file overlapping the result; then level L widened where that adds no
+ *   L+1 file.
  * - Grandparents (L+2 files overlapping the inputs) let the merge cut its output early so that no
  *   output overlaps too much of L+2, which would make its own next compaction expensive.
  * - A trivial move — one file down a level without rewriting it — is chosen only when nothing at
