@@ -32,7 +32,7 @@ import { RibbonFilterPolicy } from '../src/filter/ribbon.js';
 import { encodeInternalKey, MAX_SEQUENCE, ValueType, writeTrailer } from '../src/format/internal-key.js';
 import { NodeFileSystem } from '../src/fs/node-fs.js';
 import { BlockCache } from '../src/sstable/block-cache.js';
-import { CompressionType, compressionTypeName } from '../src/sstable/compression.js';
+import { CompressionType } from '../src/sstable/compression.js';
 import type { FilterScope } from '../src/sstable/metaindex.js';
 import { GetStatus, Table, TableGetResult } from '../src/sstable/table.js';
 import { TableBuilder } from '../src/sstable/table-builder.js';

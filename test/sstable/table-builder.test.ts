@@ -217,6 +217,39 @@ describe('TableBuilder', () => {
     expect(s.blocksRead).toBe(s.filterFalsePositives + present);
   });
 
+  it('one lookup across several tables hashes the key once per policy', () => {
+    let hashes = 0;
+    const counted = {
+      name: bloom.name,
+      createFilter: (keys: readonly Uint8Array[]) => bloom.createFilter(keys),
+      keyMayMatch: (key: Uint8Array, filter: Uint8Array) => bloom.keyMayMatch(key, filter),
+      newProbe: () => {
+        const probe = bloom.newProbe();
+        return {
+          setKey: (key: Uint8Array) => {
+            hashes++;
+            probe.setKey(key);
+          },
+          mayMatch: (f: Uint8Array, s?: number, e?: number) => probe.mayMatch(f, s, e),
+        };
+      },
+    };
+    const fs = newMemFs();
+    const tables = (['block', 'table', 'block'] as const).map((filterScope, i) => {
+      buildTable(fs, `/db/${i}.ldb`, seqEntries(300, (j) => enc.encode(`v${j}`)), { filterPolicy: bloom, filterScope });
+      return Table.open(fs, `/db/${i}.ldb`, { filterPolicies: [counted] });
+    });
+    const probes = new KeyProbes();
+    const result = new TableGetResult();
+    for (const key of ['key-000007', 'absent']) {
+      const k = enc.encode(key);
+      probes.reset(k);
+      for (const t of tables) t.get(encodeInternalKey(k, MAX_SEQUENCE, ValueType.VALUE), k, probes, result);
+    }
+    expect(tables.every((t) => t.stats.filterChecks === 2)).toBe(true);
+    expect(hashes).toBe(2);
+  });
+
   it('Table.open of a closed table throws CLOSED after close', () => {
     const fs = newMemFs();
     buildTable(fs, '/db/t.ldb', seqEntries(10, () => new Uint8Array(1)), {});
