@@ -12,8 +12,9 @@
  * - `reopen` with other options (filter policy, compression): outputs are then built with the new
  *   ones while files of the old kind are still read.
  *
- * On MemFileSystem (inline runner) the runs must reach level 2 or deeper; a smaller run uses
- * NodeFileSystem, where jobs run on worker threads.
+ * On MemFileSystem (inline runner) the runs must reach level 2 or deeper, also with three
+ * regions (keys routed by their last byte); a smaller run uses NodeFileSystem, where jobs run on
+ * worker threads.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,7 @@ import { BloomFilterPolicy } from '../../src/filter/bloom.js';
 import { RibbonFilterPolicy } from '../../src/filter/ribbon.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
+import type { RegionRouter } from '../../src/shard/region-router.js';
 import { rng } from '../support/seed.js';
 import { applyWrite, commandArb, ModelRun, sortedEntries, type Bytes, type Command, type Write } from './db-model.js';
 
@@ -257,11 +259,24 @@ describe('DB against the model with compactions all the time', () => {
         compactions += run.compactions;
         runs++;
       }),
-      { numRuns: 60 },
+      { numRuns: 45 },
     );
     console.log(`compaction model (MemFileSystem): ${runs} runs, ${compactions} compactions, deepest level ${deepest}`);
     expect(deepest).toBeGreaterThanOrEqual(2);
     expect(compactions).toBeGreaterThan(runs * 5);
+  }, 60_000);
+
+  it('with three regions (compactions picked across regions; compactRange over all of them)', async () => {
+    const router: RegionRouter = { name: 'test.first-byte-mod-3', regions: [0, 1, 2], regionOf: (key) => (key.length === 0 ? 0 : key[key.length - 1]! % 3) };
+    let deepest = 0;
+    await fc.assert(
+      fc.asyncProperty(compactionOptionsArb, commandsArb, async (options, commands) => {
+        const run = await runCompactionModel('/db', { ...options, fs: new MemFileSystem(), router }, commands);
+        deepest = Math.max(deepest, run.deepestLevel);
+      }),
+      { numRuns: 10 },
+    );
+    expect(deepest).toBeGreaterThanOrEqual(2);
   }, 60_000);
 
   it('a fixed heavy run reaches level 3 with a snapshot held throughout', async () => {
@@ -296,7 +311,7 @@ describe('DB against the model with compactions all the time', () => {
           rmSync(dir, { recursive: true, force: true });
         }
       }),
-      { numRuns: 5 },
+      { numRuns: 4 },
     );
     expect(deepest).toBeGreaterThanOrEqual(1);
   }, 60_000);
