@@ -25,9 +25,10 @@
  * workload every column in turn (so a change in machine load touches one workload's line, not
  * one engine's column). A fill opens a new database in a temporary directory; fillrandom's is
  * kept, overwrite writes over it, and the reads and deleterandom reopen it in their processes
- * (closing and reopening is untimed; an engine's recovery and any compaction its writes left
- * pending happen at open or in the background during the reads, as in db_bench). Only the loop
- * of operations is timed; every await is a separate operation (no concurrency).
+ * (untimed: an engine's recovery happens at open). Before a read workload, an LSM waits
+ * (untimed, at most a minute) until its compactions have brought level 0 below 4 files, the
+ * compaction trigger of all three; the shapes the reads met are printed. Only the loop of
+ * operations is timed; every await is a separate operation (no concurrency).
  * Workload data and semantics: bench/db/workloads.ts. Results and the command: BENCHMARKS.md.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -41,13 +42,17 @@ import { rocksdbEngine } from './db/engine-rocksdb.js';
 import { sievekvEngine } from './db/engine-sievekv.js';
 import { sqliteEngine } from './db/engine-sqlite.js';
 import { PEERS_DIR, peerInstalled, REPO_DIR } from './db/peers.js';
-import type { Column, Engine } from './db/store.js';
+import type { Column, Engine, Store } from './db/store.js';
 import { BATCH_ENTRIES, KEY_BYTES, keyNumbers, makeValues, runAsync, runSync, VALUE_BYTES, WORKLOADS, type Outcome, type Sizes, type Workload } from './db/workloads.js';
 
 const ENGINES: readonly Engine[] = [sievekvEngine, leveldbEngine, rocksdbEngine, lmdbEngine, sqliteEngine];
 const VALUE_SEED = 301; // db_bench's RandomGenerator seed, for the value pool
 const KEY_SEED = 1000; // plus the workload's index: each workload its own sequence, the same for every engine
 const CHILD_FLAG = '--child';
+/** Level-0 files at which all three LSMs start a compaction: reads wait until there are fewer. */
+const L0_COMPACTION_TRIGGER = 4;
+/** The longest a read waits after open for compactions to bring level 0 below the trigger. */
+const SETTLE_LIMIT_MS = 60_000;
 const RESULT_PREFIX = 'BENCH-DB-RESULT ';
 
 interface ChildTask {
@@ -75,11 +80,26 @@ async function runChild(task: ChildTask): Promise<ChildResult> {
   const values = makeValues(VALUE_SEED);
   const store = await engine.open(task.dir, column.style, w.synced);
   try {
+    if (w.kind === 'read') await settle(store);
     const shape = w.db === 'filled' ? store.shape?.() : undefined;
     const outcome = store.style === 'async' ? await runAsync(w, store, keys, values) : runSync(w, store, keys, values);
     return outcome === undefined ? { skipped: 'no synchronous call for it' } : { outcome: shape === undefined ? outcome : { ...outcome, shape } };
   } finally {
     await store.close();
+  }
+}
+
+/**
+ * Untimed, before a read workload: lets an LSM's background compactions bring level 0 below the
+ * compaction trigger (at most SETTLE_LIMIT_MS), so reads meet a settled shape rather than one
+ * that depends on how far compaction got before the writer's process closed the database (db_bench
+ * runs readrandom twice for the same reason). Engines without levels return at once.
+ */
+async function settle(store: Store): Promise<void> {
+  if (store.level0Files === undefined) return;
+  const deadline = Date.now() + SETTLE_LIMIT_MS;
+  while (store.level0Files() >= L0_COMPACTION_TRIGGER && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -247,7 +267,8 @@ function main(): void {
   out.push(`Commit:    ${commitDescription()}`);
   out.push(`Entries:   N = ${fmtInt(sizes.n)}; keys ${KEY_BYTES} B (%016d); values ${VALUE_BYTES} B (≈ ${VALUE_BYTES / 2} B compressed, db_bench's generator)`);
   out.push(`Reads:     R = ${fmtInt(sizes.reads)} operations for readrandom, readmissing, seekrandom, deleterandom; fillsync N/100; fillbatch ${BATCH_ENTRIES} per batch`);
-  out.push('Method:    one node process per column and workload; db_bench order; only the operation loop timed; one operation at a time');
+  out.push('Method:    one node process per column and workload; db_bench order; only the operation loop timed; one operation at a time;');
+  out.push(`           reads start once an LSM has < ${L0_COMPACTION_TRIGGER} level-0 files (untimed wait after open, at most ${SETTLE_LIMIT_MS / 1000} s)`);
   if (import.meta.url.endsWith('.ts')) {
     out.push('WARNING:   run from TypeScript sources (tsx): sievekv\'s background worker loads through tsx and flushes slowly; use the compiled build');
   }

@@ -42,6 +42,7 @@ function asyncStore(db: Db, synced: boolean): AsyncStore {
       }
     },
     shape: () => shapeOf(db),
+    level0Files: () => Number(db.getProperty('leveldb.num-files-at-level0')),
     close: () => db.close(),
   };
 }
@@ -51,7 +52,13 @@ function shapeOf(db: Db): string {
 }
 
 function syncStore(db: Db): SyncStore {
-  return { style: 'sync', get: (key) => db.getSync(key), shape: () => shapeOf(db), close: () => db.close() };
+  return {
+    style: 'sync',
+    get: (key) => db.getSync(key),
+    shape: () => shapeOf(db),
+    level0Files: () => Number(db.getProperty('leveldb.num-files-at-level0')),
+    close: () => db.close(),
+  };
 }
 
 export const leveldbEngine: Engine = {

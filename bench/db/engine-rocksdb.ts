@@ -73,6 +73,7 @@ function asyncStore(db: RocksDown, synced: boolean): AsyncStore {
         await new Promise<void>((resolve, reject) => it.end(done(resolve, reject)));
       }
     },
+    level0Files: () => Number(db.getProperty('rocksdb.num-files-at-level0')),
     shape: () => levelShape((level) => Number(db.getProperty(`rocksdb.num-files-at-level${level}`))),
     close: () => new Promise<void>((resolve, reject) => db.close(done(resolve, reject))),
   };

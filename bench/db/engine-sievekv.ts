@@ -38,6 +38,7 @@ function asyncStore(db: DB, synced: boolean): AsyncStore {
       }
     },
     shape: () => shapeOf(db),
+    level0Files: () => Number(db.getProperty('sievekv.num-files-at-level0') ?? 0),
     close: () => db.close(),
   };
 }
@@ -68,6 +69,7 @@ function syncStore(db: DB, synced: boolean): SyncStore {
       }
     },
     shape: () => shapeOf(db),
+    level0Files: () => Number(db.getProperty('sievekv.num-files-at-level0') ?? 0),
     close: () => db.close(),
   };
 }

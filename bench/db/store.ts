@@ -33,6 +33,8 @@ export interface AsyncStore {
   seek(key: Buffer): Promise<Buffer | undefined>;
   /** Files per level, for an LSM (e.g. "L0 2, L1 5, L2 9"): the shape reads run on. */
   shape?(): string;
+  /** Level-0 files now, for an LSM: reads wait until compaction brings it below the trigger. */
+  level0Files?(): number;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export interface SyncStore {
   scan?(reverse: boolean): ScanCount;
   seek?(key: Buffer): Buffer | undefined;
   shape?(): string;
+  level0Files?(): number;
   close(): Promise<void>;
 }
 
