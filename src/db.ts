@@ -12,6 +12,9 @@ import { toBytes } from './key-encoding.js';
 import { resolveOptions, type Options } from './options.js';
 import type { RegionRouter } from './shard/region-router.js';
 import { WriteBatch } from './wal/write-batch.js';
+import { ValueType } from './format/internal-key.js';
+
+const EMPTY = new Uint8Array(0);
 import { NUM_LEVELS } from './version/version-edit.js';
 import { estimateNumKeys, levelSummary, regionFigures, writeAmplification } from './db/properties.js';
 import { openIterator, type IteratorOptions, type DBIteratorHandle } from './db/iterators.js';
@@ -91,8 +94,7 @@ export class DB {
   put(key: Uint8Array | string, value: Uint8Array | string, options?: WriteOptions): Promise<void> {
     try {
       this.#checkOpen();
-      const batch = new WriteBatch().put(toBytes(key, 'key'), toBytes(value, 'value'));
-      return this.#impl.write(batch, checkWriteOptions(options));
+      return this.#impl.writeOne(ValueType.VALUE, toBytes(key, 'key'), toBytes(value, 'value'), checkWriteOptions(options));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -100,13 +102,13 @@ export class DB {
 
   putSync(key: Uint8Array | string, value: Uint8Array | string, options?: WriteOptions): void {
     this.#checkOpen();
-    this.#impl.writeSync(new WriteBatch().put(toBytes(key, 'key'), toBytes(value, 'value')), checkWriteOptions(options));
+    this.#impl.writeOneSync(ValueType.VALUE, toBytes(key, 'key'), toBytes(value, 'value'), checkWriteOptions(options));
   }
 
   del(key: Uint8Array | string, options?: WriteOptions): Promise<void> {
     try {
       this.#checkOpen();
-      return this.#impl.write(new WriteBatch().del(toBytes(key, 'key')), checkWriteOptions(options));
+      return this.#impl.writeOne(ValueType.DELETION, toBytes(key, 'key'), EMPTY, checkWriteOptions(options));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -114,7 +116,7 @@ export class DB {
 
   delSync(key: Uint8Array | string, options?: WriteOptions): void {
     this.#checkOpen();
-    this.#impl.writeSync(new WriteBatch().del(toBytes(key, 'key')), checkWriteOptions(options));
+    this.#impl.writeOneSync(ValueType.DELETION, toBytes(key, 'key'), EMPTY, checkWriteOptions(options));
   }
 
   /** Applies every operation atomically: after a crash, all of them or none. */

@@ -28,6 +28,7 @@ import type { FileLock, FileSystem } from '../fs/file-system.js';
 import { isNotFound } from '../fs/file-system.js';
 import { KeyProbes } from '../filter/key-probes.js';
 import { Lookup, MemTable } from '../memtable/memtable.js';
+import { ValueType } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { currentFileName, FileType, lockFileName, logFileName, parseFileName } from '../version/filenames.js';
 import { NUM_LEVELS, VersionEdit } from '../version/version-edit.js';
@@ -83,6 +84,8 @@ export class DBImpl {
   #draining = false;
   #pending: PendingGroup | null = null;
   readonly #bg: BackgroundWork;
+  /** Reused to encode single-entry writes (putSync/delSync and unsynced put/del): no batch per write. */
+  readonly #single = new WriteBatch();
 
   private constructor(
     readonly dir: string,
@@ -335,6 +338,60 @@ export class DBImpl {
     if (this.#pending !== null) this.#finishPendingSync();
     this.#commitQueuedNow();
     this.#commit(batch, sync, true);
+  }
+
+  /**
+   * One put (`type` VALUE) or delete, committed now like `writeSync`, without a WriteBatch per
+   * call and without decoding what was just encoded: the WAL record is built in a reused batch
+   * and the entry goes straight into its region's memtable.
+   */
+  writeOneSync(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): void {
+    this.#checkWritable();
+    if (this.#pending !== null) this.#finishPendingSync();
+    this.#commitQueuedNow();
+    this.#commitOne(type, key, value, sync);
+  }
+
+  /**
+   * One put or delete through the async API. Unsynced with nothing queued and no wait needed, it
+   * commits at once like `writeOneSync`; otherwise it joins the queue as a batch of one.
+   */
+  writeOne(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): Promise<void> {
+    if (!sync && !this.#draining && this.#queue.length === 0 && this.#closed === false && this.#bgError === null && !this.#mustWait()) {
+      try {
+        this.#commitOne(type, key, value, false);
+        return RESOLVED;
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    const batch = new WriteBatch();
+    if (type === ValueType.VALUE) batch.put(key, value);
+    else batch.del(key);
+    return this.write(batch, sync);
+  }
+
+  #commitOne(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): void {
+    this.#makeRoomForWrite();
+    const versions = this.#versions;
+    const seq = versions.lastSequence + 1;
+    const batch = this.#single;
+    batch.clear();
+    if (type === ValueType.VALUE) batch.put(key, value);
+    else batch.del(key);
+    batch.setSequence(seq);
+    const rep = batch.contents();
+    try {
+      this.#log!.addRecord(rep);
+      if (sync) this.#log!.sync();
+    } catch (err) {
+      throw this.#latch(err);
+    }
+    this.stats.writes++;
+    this.stats.bytesWritten += rep.length;
+    const region = this.regions.length === 1 ? this.regions[0]! : this.regions[this.router.regionOf(key)]!;
+    region.mem.add(seq, type, key, value);
+    versions.lastSequence = seq;
   }
 
   /** Takes the next group of queued writers: at least one, at most MAX_GROUP_BYTES of batches. */
