@@ -30,6 +30,8 @@ import { rng, testSeed } from '../support/seed.js';
 const WRITER = fileURLToPath(new URL('../support/crash-compaction-writer.ts', import.meta.url));
 const KILLS = 22;
 const PREFETCH = 3;
+/** The longest wait for a child's first finished merge before it is killed anyway. */
+const MERGE_WAIT_MS = 4000;
 /** The parent only reads: no compaction, so its LOG lines never mix with the child's. */
 const PARENT_OPTIONS = { l0CompactionTrigger: 1000, l0SlowdownTrigger: 1000, l0StopTrigger: 1000, maxBytesForLevelBase: 2 ** 40 } as const;
 
@@ -37,6 +39,8 @@ interface Child {
   proc: ChildProcess;
   acked: number[];
   opened: Promise<void>;
+  /** Resolves when the child reports its first finished merge (or exits). */
+  merged: Promise<void>;
   exited: Promise<number | null>;
   stderr: string[];
 }
@@ -47,6 +51,8 @@ function startChild(dir: string, run: number, seed: number): Child {
   const stderr: string[] = [];
   let openedResolve!: () => void;
   const opened = new Promise<void>((r) => (openedResolve = r));
+  let mergedResolve!: () => void;
+  const merged = new Promise<void>((r) => (mergedResolve = r));
   let partial = '';
   proc.stdout!.setEncoding('utf8');
   proc.stdout!.on('data', (chunk: string) => {
@@ -55,14 +61,18 @@ function startChild(dir: string, run: number, seed: number): Child {
     for (const line of lines) {
       if (line === 'open') openedResolve();
       else if (line.startsWith('ack ')) acked.push(Number(line.slice(4)));
+      else if (line.startsWith('merged ')) mergedResolve();
     }
   });
   proc.stderr!.setEncoding('utf8');
   proc.stderr!.on('data', (chunk: string) => stderr.push(chunk));
   proc.stdin!.on('error', () => {});
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  void exited.then(() => openedResolve());
-  return { proc, acked, opened, exited, stderr };
+  void exited.then(() => {
+    openedResolve();
+    mergedResolve();
+  });
+  return { proc, acked, opened, merged, exited, stderr };
 }
 
 /** What the child's LOG says about merges. */
@@ -130,11 +140,14 @@ describe('SIGKILL during compactions', () => {
     for (let run = 0; run < KILLS; run++) {
       const child = ready.shift()!;
       child.proc.stdin!.write('go\n');
-      // Mostly well after the open: a child's worker threads take ~0.3 s each to start (tsx), and
-      // only then do flushes and merges run. Sometimes during recovery.
+      // Mostly once merges run: a child's worker threads take ~0.3 s each to start (tsx), more on
+      // a busy machine, and only then do flushes and merges run; so wait for the child's first
+      // finished merge (at most MERGE_WAIT_MS), then kill at a random moment of the merges that
+      // follow. Sometimes during recovery instead.
       if (next() < 0.9) {
         await child.opened;
-        await sleep(300 + Math.floor(next() * 800));
+        await Promise.race([child.merged, sleep(MERGE_WAIT_MS)]);
+        await sleep(Math.floor(next() * 500));
       } else {
         await sleep(Math.floor(next() * 100));
       }

@@ -5,8 +5,9 @@
  * level targets (so flushes and compactions on the worker threads run all the time), prints
  * `open`, and writes batches of crash-batches.ts's scheme from runStart(<run>) on, forever — most
  * unsynced (a SIGKILL keeps what reached the kernel, so these must survive too), some synced,
- * some issued together. It prints `ack <id>` once a batch's promise has resolved. The parent
- * kills it with SIGKILL.
+ * some issued together. It prints `ack <id>` once a batch's promise has resolved, and `merged <n>`
+ * whenever the count of finished merges (sievekv.stats) has grown, so that the parent can aim its
+ * kill at a time when merges run. The parent kills it with SIGKILL.
  */
 import { DB } from '../../src/db.js';
 import { batchOps, runStart } from './crash-batches.js';
@@ -41,7 +42,14 @@ async function main(): Promise<void> {
       process.stdout.write(`ack ${myId}\n`);
     });
   };
-  for (;;) {
+  let merged = 0;
+  const reportMerges = (): void => {
+    const stats = JSON.parse(db.getProperty('sievekv.stats')!) as { levels: { compactions: number }[] };
+    const now = stats.levels.reduce((s, l) => s + l.compactions, 0);
+    if (now > merged) process.stdout.write(`merged ${(merged = now)}\n`);
+  };
+  for (let round = 0; ; round++) {
+    if (round % 4 === 0) reportMerges();
     if (next() < 0.6) {
       await write();
     } else {
