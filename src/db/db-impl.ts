@@ -453,7 +453,11 @@ export class DBImpl {
       while (this.#queue.length > 0) {
         // Await only when there is something to wait for: a needless await would let writes
         // issued meanwhile join this group instead of forming the next.
-        if (this.#mustWait()) await this.#waitForRoom();
+        if (this.#mustWait()) {
+          await this.#waitForRoom();
+          // A synchronous writer may have committed the queue while this one waited.
+          if (this.#queue.length === 0) break;
+        }
         const { writers, batch, sync } = this.#takeGroup();
         try {
           this.#checkWritable();
