@@ -226,6 +226,7 @@ function main(): void {
   const cpus = os.cpus();
   const started = performance.now();
   const loadAtStart = os.loadavg()[0]!;
+  const commit = commitDescription(); // at the start: other work may move HEAD during a long run
 
   const results = new Map<string, Map<string, Cell>>(); // workload → column label → cell
   const problems: string[] = [];
@@ -264,7 +265,7 @@ function main(): void {
   out.push(`Date:      ${new Date().toISOString()}`);
   out.push(`Node:      ${process.version} (V8 ${process.versions.v8}), ${os.platform()} ${os.arch()}`);
   out.push(`CPU:       ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}; load average (1 min) ${loadAtStart.toFixed(2)} at start, ${os.loadavg()[0]!.toFixed(2)} at end`);
-  out.push(`Commit:    ${commitDescription()}`);
+  out.push(`Commit:    ${commit} (at the start)`);
   out.push(`Entries:   N = ${fmtInt(sizes.n)}; keys ${KEY_BYTES} B (%016d); values ${VALUE_BYTES} B (≈ ${VALUE_BYTES / 2} B compressed, db_bench's generator)`);
   out.push(`Reads:     R = ${fmtInt(sizes.reads)} operations for readrandom, readmissing, seekrandom, deleterandom; fillsync N/100; fillbatch ${BATCH_ENTRIES} per batch`);
   out.push('Method:    one node process per column and workload; db_bench order; only the operation loop timed; one operation at a time;');
