@@ -215,9 +215,11 @@ function main(): void {
 
   const opts = parseArgs(process.argv.slice(2));
   const { sizes } = opts;
+  const notes: string[] = [];
   const engines = opts.engines.filter((e) => {
     if (e.peer === undefined || peerInstalled(e.peer)) return true;
-    console.error(`note: ${e.peer} is not installed in ${PEERS_DIR} (npm --prefix bench/peers install): ${e.name} skipped`);
+    notes.push(`${e.peer} is not installed in ${PEERS_DIR} (npm --prefix bench/peers install): ${e.name} skipped`);
+    console.error(`note: ${notes[notes.length - 1]}`);
     return false;
   });
   if (opts.profileDir !== null) mkdirSync(opts.profileDir, { recursive: true });
@@ -273,6 +275,7 @@ function main(): void {
   if (import.meta.url.endsWith('.ts')) {
     out.push('WARNING:   run from TypeScript sources (tsx): sievekv\'s background worker loads through tsx and flushes slowly; use the compiled build');
   }
+  for (const note of notes) out.push(`Note:      ${note}`);
   out.push('Engines:');
   for (const e of engines) out.push(`  ${e.version()}: ${e.options}`);
   out.push('Columns:');
