@@ -161,6 +161,43 @@ export function decompressBlock(
   }
 }
 
+/**
+ * As `decompressBlock`, for a block read into a reusable scratch buffer: `bytes` =
+ * `scratch[start, start + size)` with at least 4 spare bytes before `start`, which this may
+ * overwrite together with the block's varint header. The result never aliases `scratch`: NONE is
+ * copied out, LZ4 hands lz4-napi its 4-byte length prefix written in place over the varint header
+ * (no framing copy), snappy reads the view. The caller verified the checksum before.
+ */
+export function decompressBlockInScratch(
+  type: number,
+  scratch: Buffer,
+  start: number,
+  size: number,
+  file?: string,
+  offset?: number,
+  maxSize: number = DEFAULT_MAX_UNCOMPRESSED_BLOCK_SIZE,
+): Uint8Array {
+  if (type === CompressionType.NONE) return new Uint8Array(scratch.subarray(start, start + size));
+  if (type !== CompressionType.LZ4) return decompressBlock(type, scratch.subarray(start, start + size), file, offset, maxSize);
+  const bytes = scratch.subarray(start, start + size);
+  const reader = new ByteReader(bytes);
+  const declared = readDeclaredSize(bytes, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * size + 64, reader);
+  // lz4-napi takes a 4-byte little-endian length then the raw block: write it to end where the
+  // body starts, over the varint header (1..5 bytes) and the spare bytes before it.
+  const bodyStart = start + reader.pos;
+  putFixed32(scratch, bodyStart - 4, declared);
+  let out: Buffer;
+  try {
+    out = lz4UncompressSync(scratch.subarray(bodyStart - 4, start + size));
+  } catch (cause) {
+    throw corruption('corrupted lz4 compressed block contents', { file, offset, cause });
+  }
+  if (out.length !== declared) {
+    throw corruption(`lz4 block decompressed to ${out.length} bytes, header says ${declared}`, { file, offset });
+  }
+  return plain(out);
+}
+
 /** Reads and bounds the varint32 uncompressed length at the start of a compressed block. */
 function readDeclaredSize(
   bytes: Uint8Array,

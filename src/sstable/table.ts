@@ -26,7 +26,8 @@ import { INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js'
 import type { FileSystem, RandomAccessFile } from '../fs/file-system.js';
 import { Block, BlockIterator } from './block.js';
 import type { BlockCache } from './block-cache.js';
-import { BLOCK_TRAILER_SIZE, decodeBlockContents } from './block-trailer.js';
+import { BLOCK_TRAILER_SIZE, verifyBlockTrailer } from './block-trailer.js';
+import { decompressBlockInScratch } from './compression.js';
 import { FilterBlockReader } from './filter-block.js';
 import { BlockHandle, Footer, FOOTER_SIZE } from './footer.js';
 import { fullFilterMayMatch } from './full-filter-block.js';
@@ -53,6 +54,8 @@ export const GetStatus = {
 export type GetStatus = (typeof GetStatus)[keyof typeof GetStatus];
 
 const EMPTY = new Uint8Array(0);
+/** Spare bytes before a block in the scratch buffer: room for LZ4's 4-byte length prefix. */
+const SCRATCH_SPARE = 4;
 const TWO_POW_24 = 16777216;
 
 /**
@@ -114,6 +117,8 @@ export class Table {
   readonly cacheId: number;
 
   private readonly file: RandomAccessFile;
+  /** Reused for every block read (one table is read by one thread at a time). */
+  private scratch: Buffer = Buffer.allocUnsafe(SCRATCH_SPARE + 4096 + BLOCK_TRAILER_SIZE);
   private readonly sink: TableStats;
   private readonly blockCache: BlockCache | undefined;
   private readonly ownsCacheId: boolean;
@@ -350,8 +355,29 @@ export class Table {
         { file: this.path, offset: handle.offset },
       );
     }
-    const buf = this.readExactly(handle.offset, handle.size + BLOCK_TRAILER_SIZE);
-    return decodeBlockContents(buf, 0, handle.size, this.path, handle.offset, verify);
+    // Read into the table's scratch buffer, 4 bytes in: no buffer per read, and room for the
+    // LZ4 decoder's length prefix in place (decompressBlockInScratch). The result never aliases it.
+    const length = handle.size + BLOCK_TRAILER_SIZE;
+    if (this.scratch.length < SCRATCH_SPARE + length) this.scratch = Buffer.allocUnsafe(Math.max(SCRATCH_SPARE + length, this.scratch.length * 2));
+    const buf = this.scratch;
+    this.readInto(buf, SCRATCH_SPARE, handle.offset, length);
+    const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, handle.offset) : buf[SCRATCH_SPARE + handle.size]!;
+    return decompressBlockInScratch(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset);
+  }
+
+  /** Reads `length` bytes at file `position` into `buf[at, at + length)` (inside the file size). */
+  private readInto(buf: Uint8Array, at: number, position: number, length: number): void {
+    let done = 0;
+    while (done < length) {
+      const n = this.file.readAt(buf, at + done, length - done, position + done);
+      if (n <= 0) {
+        throw corruption(`truncated table: read ${done} of ${length} bytes at ${position}`, {
+          file: this.path,
+          offset: position + done,
+        });
+      }
+      done += n;
+    }
   }
 
   /** `length` bytes at `position` (the caller checked they lie inside the file size). */
