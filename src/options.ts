@@ -10,7 +10,7 @@ import { NodeFileSystem } from './fs/node-fs.js';
 import { CompressionType } from './sstable/compression.js';
 
 export type CompressionName = 'none' | 'snappy' | 'lz4';
-export type FilterScope = 'block' | 'table';
+export type FilterScope = 'block' | 'table' | 'both';
 
 export interface Options {
   /** Create the directory and an empty database if there is none. @defaultValue true */
@@ -44,7 +44,10 @@ export interface Options {
   filterPolicy?: FilterPolicy | null;
   /**
    * `block`: LevelDB's filter block, one filter per 2 KiB of data (LevelDB uses it). `table`: one
-   * filter over the whole table, asked before the index (LevelDB ignores it). @defaultValue 'block'
+   * filter over the whole table, asked before the index is searched (LevelDB ignores it). `both`:
+   * each table carries both, so LevelDB still uses its filters while sievekv answers most misses
+   * without touching the index.
+   * @defaultValue 'both': a miss costs about half (BENCHMARKS.md) for ~1% more table bytes.
    */
   filterScope?: FilterScope;
   /** Bytes of uncompressed blocks kept in memory. @defaultValue 8 MiB (LevelDB's) */
@@ -133,9 +136,9 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
   if (!(compression in COMPRESSION)) {
     throw invalidArgument(`option compression must be 'none', 'snappy' or 'lz4', got ${String(compression)}`);
   }
-  const filterScope = options.filterScope ?? 'block';
-  if (filterScope !== 'block' && filterScope !== 'table') {
-    throw invalidArgument(`option filterScope must be 'block' or 'table', got ${String(filterScope)}`);
+  const filterScope = options.filterScope ?? 'both';
+  if (filterScope !== 'block' && filterScope !== 'table' && filterScope !== 'both') {
+    throw invalidArgument(`option filterScope must be 'block', 'table' or 'both', got ${String(filterScope)}`);
   }
   const filterPolicy = options.filterPolicy === undefined ? new BloomFilterPolicy(10) : options.filterPolicy;
   if (

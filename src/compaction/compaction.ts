@@ -24,7 +24,7 @@ import type { InternalIterator } from '../iterator/internal-iterator.js';
 import { LevelIterator } from '../iterator/level-iterator.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
 import type { CompressionType } from '../sstable/compression.js';
-import type { FilterScope } from '../sstable/metaindex.js';
+import type { FilterScope } from '../options.js';
 import { TableBuilder } from '../sstable/table-builder.js';
 import { TableCache } from '../sstable/table-cache.js';
 import { tableFileName } from '../version/filenames.js';

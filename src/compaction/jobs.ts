@@ -8,7 +8,7 @@ import { INTERNAL_KEY_TRAILER_SIZE, writeInternalKey, type ValueType } from '../
 import { MemTable, type MemTableIterator } from '../memtable/memtable.js';
 import type { SkipListState } from '../memtable/skiplist.js';
 import type { CompressionType } from '../sstable/compression.js';
-import type { FilterScope } from '../sstable/metaindex.js';
+import type { FilterScope } from '../options.js';
 import { TableBuilder } from '../sstable/table-builder.js';
 import { ioError } from '../errors.js';
 import { tableFileName } from '../version/filenames.js';

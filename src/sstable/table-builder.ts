@@ -59,8 +59,11 @@ export interface TableBuilderOptions {
   compression?: CompressionType;
   /** The policy that builds the filter; no filter without one. */
   filterPolicy?: FilterPolicy;
-  /** Where the filter lives (see metaindex.ts). @defaultValue 'block' */
-  filterScope?: FilterScope;
+  /**
+   * Where the filter lives (see metaindex.ts); `'both'` writes the per-block filter block (for
+   * LevelDB) and the whole-table filter (asked first by sievekv). @defaultValue 'block'
+   */
+  filterScope?: FilterScope | 'both';
   /** Order of the internal keys. @defaultValue the bytewise internal-key comparator */
   comparator?: InternalKeyComparator;
 }
@@ -75,7 +78,7 @@ export class TableBuilder {
   private readonly blockSize: number;
   private readonly compression: CompressionType;
   private readonly filterPolicy: FilterPolicy | undefined;
-  private readonly filterScope: FilterScope;
+  private readonly filterScope: FilterScope | 'both';
   private readonly dataBlock: BlockBuilder;
   private readonly indexBlock = new BlockBuilder(1, 1024);
   private readonly blockFilter: FilterBlockBuilder | undefined;
@@ -117,8 +120,8 @@ export class TableBuilder {
       throw invalidArgument(`unsupported compression ${compressionTypeName(compression as number)}`);
     }
     const scope = options.filterScope ?? 'block';
-    if (scope !== 'block' && scope !== 'table') {
-      throw invalidArgument(`filterScope must be 'block' or 'table', got ${String(scope)}`);
+    if (scope !== 'block' && scope !== 'table' && scope !== 'both') {
+      throw invalidArgument(`filterScope must be 'block', 'table' or 'both', got ${String(scope)}`);
     }
     this.file = file;
     this.comparator = options.comparator ?? bytewiseInternalComparator;
@@ -131,12 +134,11 @@ export class TableBuilder {
       Math.min(blockSize + blockSize / 4 + 64, 1 << 20),
     );
     if (this.filterPolicy !== undefined) {
-      if (scope === 'block') {
+      if (scope !== 'table') {
         this.blockFilter = new FilterBlockBuilder(this.filterPolicy);
         this.blockFilter.startBlock(0);
-      } else {
-        this.fullFilter = new FullFilterBuilder(this.filterPolicy);
       }
+      if (scope !== 'block') this.fullFilter = new FullFilterBuilder(this.filterPolicy);
     }
   }
 
@@ -246,11 +248,15 @@ export class TableBuilder {
       let filterSize = 0;
       const policy = this.filterPolicy;
       if (policy !== undefined) {
-        const contents = this.blockFilter !== undefined ? this.blockFilter.finish() : this.fullFilter!.finish();
-        const handle = new BlockHandle();
-        this.writeRawBlock(contents, CompressionType.NONE, handle);
-        meta.set(filterBlockName(this.filterScope, policy.name), handle);
-        filterSize = contents.length + BLOCK_TRAILER_SIZE;
+        // 'both' writes LevelDB's per-block filter block and the whole-table filter.
+        for (const [scope, builder] of [['block', this.blockFilter], ['table', this.fullFilter]] as const) {
+          if (builder === undefined) continue;
+          const contents = builder.finish();
+          const handle = new BlockHandle();
+          this.writeRawBlock(contents, CompressionType.NONE, handle);
+          meta.set(filterBlockName(scope, policy.name), handle);
+          filterSize += contents.length + BLOCK_TRAILER_SIZE;
+        }
       }
 
       if (this.pendingIndexEntry) {

@@ -73,7 +73,8 @@ export interface TableProperties {
   largestSequence: number;
   /** The filter policy's name, '' when the table has no filter. */
   filterPolicy: string;
-  filterScope: FilterScope | '';
+  /** Where the table's filters are: 'block', 'table', 'both' (each kind once), or '' for none. */
+  filterScope: FilterScope | 'both' | '';
   /** The compression the builder was asked for (blocks that did not shrink are stored raw). */
   compression: string;
   /** HyperLogLog of the user keys; undefined if the table has none stored. */
@@ -184,8 +185,8 @@ export function decodeTableProperties(block: Block): TableProperties {
         throw corruption(`property ${name} is not UTF-8`, { ...where, cause });
       }
       if (textField === 'filterScope') {
-        if (text !== 'block' && text !== 'table' && text !== '') {
-          throw corruption(`property ${name} is "${text}", not block or table`, where);
+        if (text !== 'block' && text !== 'table' && text !== 'both' && text !== '') {
+          throw corruption(`property ${name} is "${text}", not block, table or both`, where);
         }
         props.filterScope = text;
       } else {
