@@ -66,6 +66,8 @@ export interface CompactionTask {
   readonly blockRestartInterval: number;
   readonly compression: CompressionType;
   readonly filterPolicy: FilterPolicy | null;
+  /** The whole-table filter's policy (filter scopes 'table' and 'both'); null: `filterPolicy`'s. */
+  readonly tableFilterPolicy?: FilterPolicy | null;
   readonly filterScope: FilterScope;
   readonly verifyChecksums: boolean;
 }
@@ -132,6 +134,7 @@ export function runCompaction(fs: FileSystem, task: CompactionTask): CompactionO
       blockRestartInterval: task.blockRestartInterval,
       compression: task.compression,
       ...(task.filterPolicy !== null ? { filterPolicy: task.filterPolicy } : {}),
+      ...(task.tableFilterPolicy != null ? { tableFilterPolicy: task.tableFilterPolicy } : {}),
       filterScope: task.filterScope,
     });
     outputs.push({ number, fileSize: 0, smallest: new Uint8Array(0), largest: new Uint8Array(0) });

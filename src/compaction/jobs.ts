@@ -23,6 +23,8 @@ export interface TableShape {
   readonly compression: CompressionType;
   /** A spec for jobs sent to a worker; the policy object itself only for inline jobs. */
   readonly filter: FilterChoice;
+  /** The whole-table filter's policy (scopes 'table' and 'both'), likewise; `filter`'s when unset. */
+  readonly tableFilter?: FilterChoice;
   readonly filterScope: FilterScope;
 }
 
@@ -37,7 +39,7 @@ export interface FlushJob {
 
 export interface CompactJob {
   readonly kind: 'compact';
-  readonly task: Omit<CompactionTask, 'filterPolicy'>;
+  readonly task: Omit<CompactionTask, 'filterPolicy' | 'tableFilterPolicy'>;
   readonly shape: TableShape;
 }
 
@@ -52,11 +54,13 @@ export function flushMemTable(fs: FileSystem, dir: string, number: number, it: M
   const path = tableFileName(dir, number);
   const file = fs.createWritable(path);
   const filterPolicy = policyFromSpec(shape.filter);
+  const tableFilterPolicy = policyFromSpec(shape.tableFilter ?? shape.filter);
   const builder = new TableBuilder(file, {
     blockSize: shape.blockSize,
     blockRestartInterval: shape.blockRestartInterval,
     compression: shape.compression,
     ...(filterPolicy !== null ? { filterPolicy } : {}),
+    ...(tableFilterPolicy !== null ? { tableFilterPolicy } : {}),
     filterScope: shape.filterScope,
   });
   let key = new Uint8Array(256);
@@ -96,6 +100,10 @@ export function executeJob(fs: FileSystem, job: Job): JobResult {
     const it = job.entries instanceof MemTable ? job.entries.iterator() : MemTable.iteratorOf(job.entries);
     return { kind: 'flush', file: flushMemTable(fs, job.dir, job.number, it, job.shape) };
   }
-  const outcome = runCompaction(fs, { ...job.task, filterPolicy: policyFromSpec(job.shape.filter) });
+  const outcome = runCompaction(fs, {
+    ...job.task,
+    filterPolicy: policyFromSpec(job.shape.filter),
+    tableFilterPolicy: policyFromSpec(job.shape.tableFilter ?? job.shape.filter),
+  });
   return { kind: 'compact', outcome };
 }

@@ -78,12 +78,14 @@ export class BackgroundWork {
     const options = host.options;
     // A worker sees only the real file system, and only built-in policies can cross to it; a
     // user's own policy object travels only to inline jobs.
-    const useWorkers = options.fs instanceof NodeFileSystem && policySpec(options.filterPolicy) !== undefined;
+    const useWorkers =
+      options.fs instanceof NodeFileSystem && policySpec(options.filterPolicy) !== undefined && policySpec(options.tableFilterPolicy) !== undefined;
     this.#shape = {
       blockSize: options.blockSize,
       blockRestartInterval: options.blockRestartInterval,
       compression: options.compression,
       filter: filterChoice(options.filterPolicy),
+      tableFilter: filterChoice(options.tableFilterPolicy),
       filterScope: options.filterScope,
     };
     this.#flushRunner = useWorkers ? new WorkerRunner() : new InlineRunner(options.fs);

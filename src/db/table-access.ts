@@ -20,11 +20,12 @@ import type { DBStats } from './stats.js';
 
 /**
  * The policies a table's filter may have been written by (matched by name): the database's own
- * and every built-in one, so tables written under another policy (before a reopen changed it)
+ * (whole-table first: a reader prefers that filter) and every built-in one, so tables written under another policy (before a reopen changed it)
  * still skip. Any bits/key reads alike: Bloom stores k in each filter, Ribbon its layout.
  */
-export function knownFilterPolicies(own: FilterPolicy | null): FilterPolicy[] {
-  const policies: FilterPolicy[] = own === null ? [] : [own];
+export function knownFilterPolicies(...own: (FilterPolicy | null)[]): FilterPolicy[] {
+  const policies: FilterPolicy[] = [];
+  for (const p of own) if (p !== null && !policies.some((q) => q.name === p.name)) policies.push(p);
   for (const builtIn of [new BloomFilterPolicy(10), new RibbonFilterPolicy(10)]) {
     if (!policies.some((p) => p.name === builtIn.name)) policies.push(builtIn);
   }
@@ -41,7 +42,7 @@ export class TableAccess {
     this.#stats = stats;
     this.cache = new TableCache(fs, dir, {
       capacity: options.maxOpenFiles,
-      filterPolicies: knownFilterPolicies(options.filterPolicy),
+      filterPolicies: knownFilterPolicies(options.tableFilterPolicy, options.filterPolicy),
       blockCache,
       verifyChecksums: options.verifyChecksums,
       stats: stats.regionTables[region]!,

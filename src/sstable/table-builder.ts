@@ -60,6 +60,11 @@ export interface TableBuilderOptions {
   /** The policy that builds the filter; no filter without one. */
   filterPolicy?: FilterPolicy;
   /**
+   * The policy of the whole-table filter (scopes 'table' and 'both'); `filterPolicy` when unset.
+   * Only sievekv reads that filter, so it may be a stronger policy than LevelDB's Bloom.
+   */
+  tableFilterPolicy?: FilterPolicy;
+  /**
    * Where the filter lives (see metaindex.ts); `'both'` writes the per-block filter block (for
    * LevelDB) and the whole-table filter (asked first by sievekv). @defaultValue 'block'
    */
@@ -78,6 +83,7 @@ export class TableBuilder {
   private readonly blockSize: number;
   private readonly compression: CompressionType;
   private readonly filterPolicy: FilterPolicy | undefined;
+  private readonly tableFilterPolicy: FilterPolicy | undefined;
   private readonly filterScope: FilterScope | 'both';
   private readonly dataBlock: BlockBuilder;
   private readonly indexBlock = new BlockBuilder(1, 1024);
@@ -128,6 +134,7 @@ export class TableBuilder {
     this.blockSize = blockSize;
     this.compression = compression;
     this.filterPolicy = options.filterPolicy;
+    this.tableFilterPolicy = options.tableFilterPolicy ?? options.filterPolicy;
     this.filterScope = scope;
     this.dataBlock = new BlockBuilder(
       options.blockRestartInterval ?? DEFAULT_BLOCK_RESTART_INTERVAL,
@@ -138,7 +145,7 @@ export class TableBuilder {
         this.blockFilter = new FilterBlockBuilder(this.filterPolicy);
         this.blockFilter.startBlock(0);
       }
-      if (scope !== 'block') this.fullFilter = new FullFilterBuilder(this.filterPolicy);
+      if (scope !== 'block') this.fullFilter = new FullFilterBuilder(this.tableFilterPolicy!);
     }
   }
 
@@ -249,12 +256,15 @@ export class TableBuilder {
       const policy = this.filterPolicy;
       if (policy !== undefined) {
         // 'both' writes LevelDB's per-block filter block and the whole-table filter.
-        for (const [scope, builder] of [['block', this.blockFilter], ['table', this.fullFilter]] as const) {
+        for (const [scope, builder, by] of [
+          ['block', this.blockFilter, policy],
+          ['table', this.fullFilter, this.tableFilterPolicy!],
+        ] as const) {
           if (builder === undefined) continue;
           const contents = builder.finish();
           const handle = new BlockHandle();
           this.writeRawBlock(contents, CompressionType.NONE, handle);
-          meta.set(filterBlockName(scope, policy.name), handle);
+          meta.set(filterBlockName(scope, by.name), handle);
           filterSize += contents.length + BLOCK_TRAILER_SIZE;
         }
       }

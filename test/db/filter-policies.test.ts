@@ -112,4 +112,28 @@ describe('filter policies in the database', () => {
     for (let i = 0; i < 4000; i += 89) expect(db.getSync(key(i))?.toString()).toBe(written(i) ? `value-${i}` : undefined);
     await db.close();
   });
+
+  it("by default, LevelDB's Bloom per block and a Ribbon filter per table; LevelDB-style readers use the Bloom one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-policy-'));
+    dirs.push(dir);
+    const db = await DB.open(dir);
+    await fill(db, 0, 3000);
+    await db.compactRange();
+    const { checks, negatives } = await absentLookups(db); // keys next to present ones
+    expect(negatives).toBeGreaterThan(0.97 * checks); // Ribbon; LevelDB's Bloom lets ~12% of these through
+    await db.close();
+    for (const name of readdirSync(dir).filter((f) => f.endsWith('.ldb'))) {
+      const ours = Table.open(new NodeFileSystem(), join(dir, name), { filterPolicies: [new RibbonFilterPolicy(10), new BloomFilterPolicy(10)] });
+      expect([ours.filterPolicyName, ours.filterScope]).toEqual(['sievekv.Ribbon1', 'table']);
+      ours.close();
+      const levelDBLike = Table.open(new NodeFileSystem(), join(dir, name), { filterPolicies: [new BloomFilterPolicy(10)] });
+      expect([levelDBLike.filterPolicyName, levelDBLike.filterScope]).toEqual(['leveldb.BuiltinBloomFilter2', 'block']);
+      levelDBLike.close();
+    }
+  });
+
+  it('rejects a tableFilterPolicy that is not a FilterPolicy', async () => {
+    await expect(DB.open('/db', { fs: new MemFileSystem(), tableFilterPolicy: 42 as never })).rejects.toThrow(/tableFilterPolicy/);
+  });
 });
+
