@@ -56,6 +56,8 @@ export class SkipList {
   #random = 0x2545f491; // xorshift32 state: heights are deterministic for an insert sequence
   /** Reused by insert: the rightmost node before the insertion point at each level. */
   readonly #prev = new Int32Array(MAX_HEIGHT);
+  /** The last node at each level (0: the head), so ascending inserts append without a search. */
+  readonly #tails = new Int32Array(MAX_HEIGHT);
 
   constructor(initialArenaBytes = INITIAL_ARENA) {
     this.#arena = Buffer.alloc(Math.max(256, initialArenaBytes));
@@ -85,6 +87,7 @@ export class SkipList {
     list.#arenaUsed = state.arena.byteLength;
     list.#count = state.count;
     list.#height = state.height;
+    // Read-only: #tails is never used (insert is not supported on exported storage).
     return list;
   }
 
@@ -179,8 +182,14 @@ export class SkipList {
    */
   insert(key: Uint8Array, seq: number, type: number, value: Uint8Array): number {
     this.#reserve(key.length + value.length);
-    this.#descend(key, seq, true);
     const prev = this.#prev;
+    const tails = this.#tails;
+    if (this.#count > 0 && this.#compare(key, seq, tails[0]!) > 0) {
+      // After the last entry (ascending keys: sequential fills, batches): append at the tails.
+      for (let level = 0; level < this.#height; level++) prev[level] = tails[level]!;
+    } else {
+      this.#descend(key, seq, true);
+    }
     const height = this.#randomHeight();
     if (height > this.#height) {
       for (let level = this.#height; level < height; level++) prev[level] = 0;
@@ -203,6 +212,7 @@ export class SkipList {
       const p = prev[level]! * RECORD + NEXT + level;
       nodes[base + NEXT + level] = nodes[p]!;
       nodes[p] = node;
+      if (nodes[base + NEXT + level] === 0) tails[level] = node;
     }
     return node;
   }

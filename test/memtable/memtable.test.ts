@@ -117,3 +117,30 @@ describe('MemTable', () => {
 function hashOf(key: Uint8Array): number {
   return levelDBHash(key, MEMTABLE_BLOOM_SEED);
 }
+
+describe('MemTable ascending inserts (the tail fast path)', () => {
+  it('keeps internal-key order when ascending runs, repeats and random keys interleave', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat(50), fc.nat(5)), { maxLength: 300 }), (plan) => {
+        const mem = new MemTable();
+        const entries: Entry[] = [];
+        let ascending = 0;
+        plan.forEach(([inOrder, random, repeat]) => {
+          // Either the next key of a growing run (appended at the tail), or a random earlier key.
+          const k = inOrder ? ascending++ : random;
+          for (let r = 0; r <= repeat % 2; r++) {
+            const key = new TextEncoder().encode(`k${String(k).padStart(4, '0')}`);
+            const seq = entries.length + 1;
+            mem.add(seq, ValueType.VALUE, key, key);
+            entries.push({ key, seq, type: ValueType.VALUE, value: key });
+          }
+        });
+        entries.sort(internalOrder);
+        expect(collectForward(mem)).toEqual(entries.map((e) => ({ ...e, key: u8(e.key), value: u8(e.value) })));
+        for (const e of entries) {
+          expect(mem.get(e.key, 1e9)).toBe(Lookup.FOUND);
+        }
+      }),
+    );
+  });
+});
