@@ -63,7 +63,7 @@ export function levelContents(fs: FileSystem, dir: string): LevelContents[] {
   const versions = new VersionSet(dir, fs, 1);
   const tables = new TableCache(fs, dir);
   try {
-    versions.recover(true);
+    versions.recover();
     const out: LevelContents[] = [];
     for (let level = 0; level < NUM_LEVELS; level++) {
       const files = versions.current.files(0, level);

@@ -34,9 +34,9 @@ import { currentFileName, FileType, lockFileName, logFileName, parseFileName } f
 import { NUM_LEVELS, VersionEdit } from '../version/version-edit.js';
 import type { Version } from '../version/version.js';
 import { VersionSet } from '../version/version-set.js';
-import { LogReader, type LogCorruption } from '../wal/log-reader.js';
 import { LogWriter } from '../wal/log-writer.js';
-import { checkBatch, forEachBatchEntry, batchSequence, WriteBatch } from '../wal/write-batch.js';
+import { forEachBatchEntry, WriteBatch } from '../wal/write-batch.js';
+import { checkNoDatabaseLeft, checkRouter, LOST_DIR, moveToLost, replayWal } from './recovery.js';
 import { InfoLog } from './info-log.js';
 import { Region, regionDir } from './region.js';
 import { SnapshotList, type Snapshot } from './snapshot.js';
@@ -174,38 +174,31 @@ export class DBImpl {
     const fs = this.fs;
     const options = this.options;
     const exists = fs.exists(currentFileName(this.dir));
+    if (!exists) checkNoDatabaseLeft(fs, this.dir, this.regions.map((r) => r.dir));
     if (!exists && !options.createIfMissing) throw invalidArgument(`${this.dir} holds no database (createIfMissing is false)`);
     if (exists && options.errorIfExists) throw invalidArgument(`${this.dir} already holds a database (errorIfExists is true)`);
-    this.#checkRouter(exists);
+    checkRouter(fs, this.dir, this.router, exists);
     for (const r of this.regions) fs.mkdir(r.dir);
     if (!exists) {
       this.#versions.createNew();
       this.#info.log('created a new database');
     }
-    this.#versions.recover(options.paranoidChecks, (c) =>
-      this.#info.log(`skipped damaged MANIFEST record at ${c.file}:${c.offset} (${c.bytes} bytes): ${c.reason}`),
-    );
+    this.#versions.recover((c) => this.#info.log(`dropped torn MANIFEST tail at ${c.file}:${c.offset} (${c.bytes} bytes): ${c.reason}`));
 
     // WALs at or after the MANIFEST's log number hold writes not yet in tables: replay them.
     const versions = this.#versions;
     const logs: number[] = [];
     const expected = new Set(versions.liveFiles());
-    for (const name of fs.list(this.dir)) {
-      const parsed = parseFileName(name);
-      if (parsed === undefined) continue;
-      versions.markFileNumberUsed(parsed.number);
-      if (parsed.type === FileType.LOG && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber)) {
-        logs.push(parsed.number);
-      }
-      if (parsed.type === FileType.TABLE) expected.delete(parsed.number);
-    }
     for (const r of this.regions) {
-      if (r.index === 0) continue;
+      if (r.index !== 0 && !fs.exists(r.dir)) continue;
       for (const name of fs.list(r.dir)) {
         const parsed = parseFileName(name);
         if (parsed === undefined) continue;
         versions.markFileNumberUsed(parsed.number);
         if (parsed.type === FileType.TABLE) expected.delete(parsed.number);
+        if (r.index === 0 && parsed.type === FileType.LOG && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber)) {
+          logs.push(parsed.number);
+        }
       }
     }
     if (expected.size > 0) {
@@ -214,9 +207,29 @@ export class DBImpl {
       });
     }
     logs.sort((a, b) => a - b);
+    // Only the newest WAL holding any bytes may end torn: newer empty ones are what a crash right
+    // after creating a WAL leaves (at open or at a memtable switch, the older one synced first).
+    let newest = -1;
+    for (const number of logs) if (fs.size(logFileName(this.dir, number)) > 0) newest = number;
     const edit = new VersionEdit();
     let maxSequence = versions.lastSequence;
-    for (const number of logs) maxSequence = Math.max(maxSequence, this.#replayLog(number, edit));
+    const damagedLogs: number[] = [];
+    for (const number of logs) {
+      const replay = replayWal(fs, logFileName(this.dir, number), {
+        newest: number === newest,
+        paranoid: options.paranoidChecks,
+        info: this.#info,
+        apply: (record, sequence) => {
+          this.#applyBatch(record, sequence);
+          if (this.#memoryUsage() >= options.writeBufferSize) this.#flushAllInto(edit, true);
+        },
+      });
+      maxSequence = Math.max(maxSequence, replay.maxSequence);
+      this.stats.walRecordsSkipped += replay.skippedRecords;
+      this.stats.walBytesSkipped += replay.skippedBytes;
+      this.stats.walTornBytes += replay.tornBytes;
+      if (replay.skippedRecords > 0) damagedLogs.push(number);
+    }
     versions.lastSequence = maxSequence;
     // What the WALs held goes to level 0 now, as LevelDB does; then a fresh WAL takes writes.
     this.#flushAllInto(edit, true);
@@ -226,86 +239,19 @@ export class DBImpl {
     edit.logNumber = this.#logNumber;
     edit.prevLogNumber = 0;
     versions.logAndApply(edit);
+    // A WAL whose damage was skipped is kept for a person to look at, not deleted as obsolete.
+    for (const number of damagedLogs) {
+      const name = logFileName('', number);
+      try {
+        moveToLost(fs, this.dir, name);
+        this.#info.log(`moved damaged WAL ${name} to ${LOST_DIR}/`);
+      } catch (err) {
+        this.#info.log(`could not move damaged WAL ${name} to ${LOST_DIR}/: ${(err as Error).message}`);
+      }
+    }
     this.#deleteObsoleteFiles();
     this.#bg.maybeCompact();
     this.#info.log(`opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length} WAL(s) replayed`);
-  }
-
-  /**
-   * The router's name and region count are persisted in REGIONS (a plain database has none): a
-   * reopen with another router — or a router on an existing plain database — is refused before
-   * anything is written, since keys would be looked for in the wrong region. A new sharded
-   * database writes REGIONS before CURRENT, so no crash leaves a database without it.
-   */
-  #checkRouter(databaseExists: boolean): void {
-    const path = `${this.dir}/REGIONS`;
-    const fs = this.fs;
-    const want = `${this.router.name}\n${this.router.regions.length}\n`;
-    if (fs.exists(path)) {
-      const have = new TextDecoder().decode(fs.readFile(path));
-      if (have !== want) {
-        throw invalidArgument(
-          `the database was created with router ${JSON.stringify(have.split('\n')[0])} (${have.split('\n')[1]} regions), not ${JSON.stringify(this.router.name)} (${this.router.regions.length})`,
-        );
-      }
-      return;
-    }
-    if (this.router === singleRegionRouter) return; // a plain database: LevelDB's layout, no extra file
-    if (databaseExists) {
-      throw invalidArgument(`${this.dir} holds a plain (one-region) database, not one made with router ${JSON.stringify(this.router.name)}`);
-    }
-    const file = fs.createWritable(path);
-    try {
-      file.append(new TextEncoder().encode(want));
-      file.sync();
-    } finally {
-      file.close();
-    }
-    fs.syncDir(this.dir);
-  }
-
-  /**
-   * Replays one WAL into the memtables (flushing them into `edit` when full). Damage after the
-   * last good record is a torn tail and is dropped; damage followed by good records is CORRUPTION
-   * unless `paranoidChecks` is off, when it is skipped and logged. Returns the highest sequence.
-   */
-  #replayLog(number: number, edit: VersionEdit): number {
-    const path = logFileName(this.dir, number);
-    const paranoid = this.options.paranoidChecks;
-    let pending: LogCorruption[] = [];
-    let maxSequence = 0;
-    const file = this.fs.openReadable(path);
-    try {
-      const reader = new LogReader(file, { onCorruption: (c) => pending.push(c) });
-      for (let record = reader.readRecord(); record !== null; record = reader.readRecord()) {
-        if (pending.length > 0) {
-          // Good records after damage: the damage is not a torn tail.
-          const c = pending[0]!;
-          if (paranoid) throw new SieveError(ErrorCode.CORRUPTION, `WAL damaged: ${c.reason} (${c.bytes} bytes)`, { file: path, offset: c.offset });
-          for (const p of pending) this.#info.log(`skipped damaged WAL bytes at ${path}:${p.offset} (${p.bytes} bytes): ${p.reason}`);
-          this.stats.walRecordsSkipped += pending.length;
-          pending = [];
-        }
-        const offset = reader.lastRecordOffset;
-        let count: number;
-        try {
-          count = checkBatch(record, path, offset);
-        } catch (err) {
-          if (paranoid || !isSieveError(err, 'CORRUPTION')) throw err;
-          this.#info.log(`skipped malformed batch at ${path}:${offset}: ${(err as Error).message}`);
-          this.stats.walRecordsSkipped++;
-          continue;
-        }
-        const seq = batchSequence(record, path, offset);
-        this.#applyBatch(record, seq);
-        if (count > 0) maxSequence = Math.max(maxSequence, seq + count - 1);
-        if (this.#memoryUsage() >= this.options.writeBufferSize) this.#flushAllInto(edit, true);
-      }
-    } finally {
-      file.close();
-    }
-    for (const p of pending) this.#info.log(`dropped torn WAL tail at ${path}:${p.offset} (${p.bytes} bytes): ${p.reason}`);
-    return maxSequence;
   }
 
   // ---------------------------------------------------------------------------------------------

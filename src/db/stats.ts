@@ -18,8 +18,11 @@ export class DBStats {
   /** Memtable flushes to level 0, and the bytes they wrote. */
   flushes = 0;
   bytesFlushed = 0;
-  /** WAL records skipped as damaged (only with paranoidChecks off). */
+  /** At open: WAL records (or damaged stretches) skipped as damage, and their bytes (only with paranoidChecks off). */
   walRecordsSkipped = 0;
+  walBytesSkipped = 0;
+  /** At open: bytes of a torn tail dropped from the newest WAL (what a crash leaves; never an acknowledged write). */
+  walTornBytes = 0;
   /** Per region: filter checks and negatives, false positives, blocks read, cache hits and misses. */
   readonly regionTables: readonly TableStats[];
   /** Per region: point lookups served. */
@@ -54,6 +57,8 @@ export class DBStats {
       flushes: this.flushes,
       bytesFlushed: this.bytesFlushed,
       walRecordsSkipped: this.walRecordsSkipped,
+      walBytesSkipped: this.walBytesSkipped,
+      walTornBytes: this.walTornBytes,
     };
   }
 }

@@ -37,7 +37,7 @@ export function forEachLogRecord(
   for (let rec = reader.readRecord(); rec !== null; rec = reader.readRecord()) {
     const offset = reader.lastRecordOffset;
     const rejected = onRecord(rec, offset);
-    if (rejected !== undefined) onDamage({ offset, bytes: rec.length, reason: rejected });
+    if (rejected !== undefined) onDamage({ offset, bytes: rec.length, kind: 'content', reason: rejected, fragmentsBefore: reader.fragmentsVerified });
   }
 }
 

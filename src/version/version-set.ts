@@ -11,7 +11,7 @@
  *
  * Owned by the database's JavaScript thread; every method is synchronous.
  */
-import { corruption, invalidArgument, isSieveError } from '../errors.js';
+import { corruption, invalidArgument, isSieveError, type SieveError } from '../errors.js';
 import { isNotFound, type FileSystem } from '../fs/file-system.js';
 import { LogReader, type LogCorruption } from '../wal/log-reader.js';
 import { LogWriter } from '../wal/log-writer.js';
@@ -97,7 +97,12 @@ export class VersionSet {
     this.#setCurrent(1);
   }
 
-  #setCurrent(manifestNumber: number): void {
+  /**
+   * Points CURRENT at MANIFEST-`manifestNumber`: a temporary file, synced, renamed over CURRENT,
+   * the directory synced. `renaming` is called just before the rename: from then on CURRENT may
+   * name the new MANIFEST, whatever happens next.
+   */
+  #setCurrent(manifestNumber: number, renaming?: () => void): void {
     const tmp = tempFileName(this.dir, manifestNumber);
     const file = this.fs.createWritable(tmp);
     try {
@@ -106,16 +111,20 @@ export class VersionSet {
     } finally {
       file.close();
     }
+    renaming?.();
     this.fs.rename(tmp, currentFileName(this.dir));
     this.fs.syncDir(this.dir);
   }
 
   /**
-   * Replays CURRENT's MANIFEST. `paranoid`: any damaged record is CORRUPTION; otherwise damaged
-   * records are reported to `onCorruption` and skipped. Throws CORRUPTION for a missing or
-   * malformed CURRENT, a MANIFEST without the required fields, or a comparator mismatch.
+   * Replays CURRENT's MANIFEST. Any damaged record is CORRUPTION, whatever `paranoidChecks` says
+   * (as LevelDB): an edit skipped would make its tables look obsolete, and they would be deleted.
+   * Only what a crash leaves at the end is tolerated: a record cut short by the end of the file
+   * (never synced, so never acted on) or zeroed space after the last record, reported to
+   * `onTornTail`. Throws CORRUPTION for a missing or malformed CURRENT, a MANIFEST without the
+   * required fields, or a comparator mismatch.
    */
-  recover(paranoid: boolean, onCorruption?: (c: LogCorruption & { file: string }) => void): void {
+  recover(onTornTail?: (c: LogCorruption & { file: string }) => void): void {
     const currentPath = currentFileName(this.dir);
     const current = new TextDecoder().decode(this.fs.readFile(currentPath));
     const match = /^MANIFEST-(\d+)\n$/.exec(current);
@@ -135,13 +144,19 @@ export class VersionSet {
     let nextFileNumber: number | undefined;
     let lastSequence: number | undefined;
     try {
+      // A cut-short record or zeroed space is damage only if a record follows it; anything else
+      // is damage at once.
+      let tail: LogCorruption | undefined;
+      const damaged = (c: LogCorruption): SieveError =>
+        corruption(`MANIFEST record damaged: ${c.reason} (${c.bytes} bytes)`, { file: manifestPath, offset: c.offset });
       const reader = new LogReader(file, {
         onCorruption: (c) => {
-          if (paranoid) throw corruption(`MANIFEST record damaged: ${c.reason}`, { file: manifestPath, offset: c.offset });
-          onCorruption?.({ ...c, file: manifestPath });
+          if (c.kind !== 'zeroed' && c.kind !== 'truncated') throw damaged(c);
+          tail ??= c;
         },
       });
       for (let record = reader.readRecord(); record !== null; record = reader.readRecord()) {
+        if (tail !== undefined) throw damaged(tail);
         const edit = VersionEdit.decode(record, manifestPath, reader.lastRecordOffset);
         if (edit.comparator !== undefined && edit.comparator !== this.comparatorName) {
           throw invalidArgument(`the database uses comparator ${edit.comparator}, not ${this.comparatorName}`);
@@ -154,6 +169,10 @@ export class VersionSet {
         prevLogNumber = edit.prevLogNumber ?? prevLogNumber;
         nextFileNumber = edit.nextFileNumber ?? nextFileNumber;
         lastSequence = edit.lastSequence ?? lastSequence;
+      }
+      if (tail !== undefined) {
+        if (reader.fragmentsVerified > tail.fragmentsBefore) throw damaged(tail);
+        onTornTail?.({ ...tail, file: manifestPath });
       }
     } catch (err) {
       if (isSieveError(err)) throw err;
@@ -188,6 +207,7 @@ export class VersionSet {
     builder.apply(edit);
     const next = builder.build(this.#release);
     let newManifest = 0;
+    let currentMayNameIt = false;
     try {
       if (this.#manifest === null) {
         newManifest = this.newFileNumber();
@@ -199,12 +219,20 @@ export class VersionSet {
       this.#manifest.addRecord(edit.encode());
       this.#manifest.sync();
       if (newManifest !== 0) {
-        this.#setCurrent(newManifest);
+        this.#setCurrent(newManifest, () => (currentMayNameIt = true));
         this.manifestFileNumber = newManifest;
       }
     } catch (err) {
       this.#closeManifest();
-      if (newManifest !== 0) this.fs.remove(descriptorFileName(this.dir, newManifest));
+      // A MANIFEST that CURRENT may already name stays: it is complete (synced before the
+      // rename), and removing it would leave CURRENT naming nothing.
+      if (newManifest !== 0 && !currentMayNameIt) {
+        try {
+          this.fs.remove(descriptorFileName(this.dir, newManifest));
+        } catch {
+          // Left behind, it is an obsolete MANIFEST: the next cleanup removes it.
+        }
+      }
       throw err;
     }
     this.logNumber = edit.logNumber;

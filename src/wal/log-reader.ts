@@ -2,15 +2,20 @@
  * LogReader: reads records back from a log in LevelDB's format (see log-format.ts), a 32 KiB
  * block at a time through the FileSystem seam.
  *
- * What it does with damage, as LevelDB's log::Reader does:
- * - a header or fragment cut short by the end of the file (a writer that died mid-append) ends
- *   the log quietly: that record was never acknowledged;
- * - a bad checksum, a length that runs past its block, an unknown type, or fragments out of order
- *   are reported to `onCorruption` (offset and bytes dropped) and skipped: the reader drops the
- *   rest of the damaged block and resynchronizes on the next one;
- * - a zero header (preallocated space) is skipped without a report.
- * Whether a reported corruption is fatal is the caller's decision (the database tolerates damage
- * after the last good record — a torn tail — and nothing else unless `paranoidChecks` is off).
+ * What it does with damage:
+ * - a header or record cut short by the end of the file (a writer that died mid-append) ends the
+ *   log, reported as `truncated` (LevelDB ends quietly; whether it is a torn tail is the caller's
+ *   call: it is at the end of the newest log only). Unless a fragment whose checksum verifies
+ *   follows it in the bytes present: then its length is damaged, not cut short;
+ * - a bad checksum, a length that runs past its block, a zeroed header, an unknown type, or
+ *   fragments out of order are reported to `onCorruption` (offset, bytes dropped, kind) and
+ *   skipped. Where LevelDB drops the rest of the damaged block, this reader looks for the next
+ *   fragment in the block whose checksum verifies and resumes there: only bytes that cannot be
+ *   trusted are dropped.
+ * Whether a reported corruption is fatal is the caller's decision. `fragmentsVerified` against
+ * a report's `fragmentsBefore` tells it whether a verified fragment came after the report: damage
+ * with nothing verifiable after it, at the end of the newest log, is what a crash leaves (a torn
+ * tail); damage followed by a verified fragment is not (see db/recovery.ts).
  *
  * `readRecord` returns a view that is valid until the next call (borrowed: copy to keep it).
  */
@@ -19,12 +24,22 @@ import { crc32c, crc32cExtendByte, unmaskCrc } from '../format/crc32c.js';
 import type { RandomAccessFile } from '../fs/file-system.js';
 import { LOG_BLOCK_SIZE, LOG_HEADER_SIZE, MAX_RECORD_TYPE, RecordType } from './log-format.js';
 
+/**
+ * What a dropped stretch held. `truncated`: a record cut short by the end of the file (what a
+ * writer that died mid-append leaves); `zeroed`: all-zero headers (unwritten space); `content`: a
+ * record that verifies but does not decode (reported by callers).
+ */
+export type LogDamageKind = 'truncated' | 'checksum' | 'length' | 'zeroed' | 'type' | 'fragment' | 'content';
+
 export interface LogCorruption {
   /** File offset where the dropped bytes start. */
   offset: number;
   /** Bytes dropped. */
   bytes: number;
+  kind: LogDamageKind;
   reason: string;
+  /** Fragments whose checksum verified before this report: less than the reader's `fragmentsVerified` later means something verified followed it. */
+  fragmentsBefore: number;
 }
 
 export interface LogReaderOptions {
@@ -57,6 +72,8 @@ export class LogReader {
   #fragEnd = 0;
   /** File offset of the record last returned. */
   lastRecordOffset = 0;
+  /** Fragments read so far whose checksum verified. */
+  fragmentsVerified = 0;
 
   constructor(file: RandomAccessFile, options: LogReaderOptions = {}) {
     this.#file = file;
@@ -64,8 +81,44 @@ export class LogReader {
     this.#onCorruption = options.onCorruption;
   }
 
-  #report(offset: number, bytes: number, reason: string): void {
-    this.#onCorruption?.({ offset, bytes, reason });
+  #report(offset: number, bytes: number, kind: LogDamageKind, reason: string): void {
+    this.#onCorruption?.({ offset, bytes, kind, reason, fragmentsBefore: this.fragmentsVerified });
+  }
+
+  /** True if a fragment header at `at` in the current block is whole and its checksum verifies. */
+  #verifies(at: number): boolean {
+    const block = this.#block;
+    const type = block[at + 6]!;
+    if (type < RecordType.FULL || type > MAX_RECORD_TYPE) return false;
+    const length = block[at + 4]! | (block[at + 5]! << 8);
+    const start = at + LOG_HEADER_SIZE;
+    if (start + length > this.#end) return false;
+    return unmaskCrc(getFixed32(block, at)) === crc32c(block, start, start + length, TYPE_CRC[type]!);
+  }
+
+  /**
+   * Skips damage at `at`: resumes at the next fragment of the block whose checksum verifies, or
+   * at the block's end if none does (or checksums are not verified). Reports what was dropped.
+   */
+  #skipDamage(at: number, kind: LogDamageKind, reason: string): void {
+    let next = this.#end;
+    if (this.#verify) {
+      for (let p = at + 1; p + LOG_HEADER_SIZE <= this.#end; p++) {
+        if (this.#verifies(p)) {
+          next = p;
+          break;
+        }
+      }
+    }
+    this.#pos = next;
+    this.#report(this.#blockStart + at, next - at, kind, reason);
+  }
+
+  /** True if a fragment that verifies starts after `at` in the current block. */
+  #verifiedAfter(at: number): boolean {
+    if (!this.#verify) return false;
+    for (let p = at + 1; p + LOG_HEADER_SIZE <= this.#end; p++) if (this.#verifies(p)) return true;
+    return false;
   }
 
   /** Reads the next physical fragment; returns its type, EOF or BAD_RECORD. */
@@ -73,8 +126,13 @@ export class LogReader {
     for (;;) {
       if (this.#end - this.#pos < LOG_HEADER_SIZE) {
         if (this.#eof) {
-          // A header cut short at the end of the file: the writer died mid-append.
+          // A header cut short at the end of the file (the writer died mid-append), unless it is
+          // only a block's zero trailer.
+          const at = this.#pos;
           this.#pos = this.#end;
+          if (this.#block.subarray(at, this.#end).some((b) => b !== 0)) {
+            this.#report(this.#blockStart + at, this.#end - at, 'truncated', 'header cut short by the end of the file');
+          }
           return EOF;
         }
         // Skip the block's zero-filled tail and read the next block.
@@ -91,17 +149,19 @@ export class LogReader {
       const length = block[at + 4]! | (block[at + 5]! << 8);
       const type = block[at + 6]!;
       if (LOG_HEADER_SIZE + length > this.#end - at) {
-        const dropped = this.#end - at;
-        this.#pos = this.#end;
-        if (!this.#eof) {
-          this.#report(this.#blockStart + at, dropped, 'bad record length');
-          return BAD_RECORD;
+        if (this.#eof && !this.#verifiedAfter(at)) {
+          // The fragment was cut short by the end of the file: a writer died mid-append.
+          this.#pos = this.#end;
+          this.#report(this.#blockStart + at, this.#end - at, 'truncated', 'record cut short by the end of the file');
+          return EOF;
         }
-        return EOF; // the fragment was cut short by the end of the file
+        this.#skipDamage(at, 'length', 'bad record length');
+        return BAD_RECORD;
       }
-      if (type === RecordType.ZERO && length === 0) {
-        // Preallocated, never-written space: skip the rest of the block without a report.
-        this.#pos = this.#end;
+      if (type === RecordType.ZERO && length === 0 && getFixed32(block, at) === 0) {
+        // Never-written (zeroed) space. LevelDB skips it silently; here it is reported, since
+        // zeros followed by good records are damage, not preallocation.
+        this.#skipDamage(at, 'zeroed', 'zeroed bytes');
         return BAD_RECORD;
       }
       const start = at + LOG_HEADER_SIZE;
@@ -110,13 +170,12 @@ export class LogReader {
         const typeCrc = type <= MAX_RECORD_TYPE ? TYPE_CRC[type]! : crc32cExtendByte(0, type);
         const actual = crc32c(block, start, start + length, typeCrc);
         if (expected !== actual) {
-          // The length may itself be damaged: drop the rest of the block.
-          const dropped = this.#end - at;
-          this.#pos = this.#end;
-          this.#report(this.#blockStart + at, dropped, 'checksum mismatch');
+          // The length may itself be damaged: resume at the next fragment that verifies.
+          this.#skipDamage(at, 'checksum', 'checksum mismatch');
           return BAD_RECORD;
         }
       }
+      this.fragmentsVerified++;
       this.#pos = start + length;
       this.#fragStart = start;
       this.#fragEnd = start + length;
@@ -145,11 +204,11 @@ export class LogReader {
       const fragmentOffset = this.#blockStart + this.#fragStart - LOG_HEADER_SIZE;
       switch (type) {
         case RecordType.FULL:
-          if (inFragmented) this.#report(recordOffset, length, 'partial record without end');
+          if (inFragmented) this.#report(recordOffset, length, 'fragment', 'partial record without end');
           this.lastRecordOffset = fragmentOffset;
           return this.#block.subarray(this.#fragStart, this.#fragEnd);
         case RecordType.FIRST:
-          if (inFragmented) this.#report(recordOffset, length, 'partial record without end');
+          if (inFragmented) this.#report(recordOffset, length, 'fragment', 'partial record without end');
           inFragmented = true;
           recordOffset = fragmentOffset;
           this.#appendScratch(0);
@@ -158,7 +217,7 @@ export class LogReader {
         case RecordType.MIDDLE:
         case RecordType.LAST:
           if (!inFragmented) {
-            this.#report(fragmentOffset, this.#fragEnd - this.#fragStart, 'missing start of fragmented record');
+            this.#report(fragmentOffset, this.#fragEnd - this.#fragStart, 'fragment', 'missing start of fragmented record');
             break;
           }
           this.#appendScratch(length);
@@ -169,16 +228,17 @@ export class LogReader {
           }
           break;
         case EOF:
-          // A fragmented record cut off by the end of the file was never completed: not damage.
+          // A fragmented record cut off by the end of the file was never completed.
+          if (inFragmented) this.#report(recordOffset, length, 'truncated', 'fragmented record cut short by the end of the file');
           return null;
         case BAD_RECORD:
           if (inFragmented) {
-            this.#report(recordOffset, length, 'error in middle of record');
+            this.#report(recordOffset, length, 'fragment', 'error in middle of record');
             inFragmented = false;
           }
           break;
         default:
-          this.#report(fragmentOffset, this.#fragEnd - this.#fragStart + (inFragmented ? length : 0), `unknown record type ${type}`);
+          this.#report(fragmentOffset, this.#fragEnd - this.#fragStart + (inFragmented ? length : 0), 'type', `unknown record type ${type}`);
           inFragmented = false;
           break;
       }

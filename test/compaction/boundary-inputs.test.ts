@@ -65,7 +65,7 @@ describe('a LevelDB-style level with a user key split over two files', () => {
     const f1 = write(100, [['a', 1, pad], ['b', 2, pad], ['k', 5, 'new']]);
     const f2 = write(101, [['k', 3, 'old'], ['p', 4, pad]]);
     const versions = new VersionSet('/db', fs, 1);
-    versions.recover(true);
+    versions.recover();
     versions.markFileNumberUsed(101);
     versions.lastSequence = 5;
     versions.logAndApply(new VersionEdit().addFile(1, f1).addFile(1, f2));

@@ -50,7 +50,7 @@ async function scan(db: DB): Promise<Map<string, string>> {
 function tableAt(fs: FileSystem, dir: string, level: number, user: string): number {
   const versions = new VersionSet(dir, fs, 1);
   try {
-    versions.recover(true);
+    versions.recover();
     const u = Buffer.from(user);
     const f = versions.current.files(0, level).find((f) => compareUserKeyTo(u, f.smallest) >= 0 && compareUserKeyTo(u, f.largest) <= 0);
     if (f === undefined) throw new Error(`no level-${level} table holds ${user}`);

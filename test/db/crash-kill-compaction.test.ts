@@ -67,7 +67,9 @@ function startChild(dir: string, run: number, seed: number): Child {
   proc.stderr!.setEncoding('utf8');
   proc.stderr!.on('data', (chunk: string) => stderr.push(chunk));
   proc.stdin!.on('error', () => {});
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the process may be gone while its last acks still wait in the stdout
+  // pipe, and a missed ack would let a lost batch pass unnoticed. 'close' comes after stdout's end.
+  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
   void exited.then(() => {
     openedResolve();
     mergedResolve();
@@ -101,7 +103,7 @@ function missingTables(dir: string): number[] {
   const fs = new NodeFileSystem();
   const versions = new VersionSet(dir, fs, 1);
   try {
-    versions.recover(true);
+    versions.recover();
     return [...versions.liveFiles()].filter((n) => !fs.exists(tableFileName(dir, n)));
   } finally {
     versions.close();

@@ -28,7 +28,7 @@ describe('VersionSet', () => {
     const fs = freshFs();
     const vs = new VersionSet('/db', fs, 1);
     vs.createNew();
-    vs.recover(true);
+    vs.recover();
     const n1 = vs.newFileNumber();
     const n2 = vs.newFileNumber();
     vs.lastSequence = 42;
@@ -40,7 +40,7 @@ describe('VersionSet', () => {
     vs.close();
 
     const again = new VersionSet('/db', fs, 1);
-    again.recover(true);
+    again.recover();
     expect(layout(again)).toEqual(layout(vs));
     expect(again.lastSequence).toBe(50);
     expect(again.nextFileNumber).toBeGreaterThan(n3);
@@ -52,7 +52,7 @@ describe('VersionSet', () => {
     const fs = freshFs();
     const vs = new VersionSet('/db', fs, 1);
     vs.createNew();
-    vs.recover(true);
+    vs.recover();
     vs.logAndApply(
       new VersionEdit()
         .addFile(0, file(10, 'a', 'k'))
@@ -83,7 +83,7 @@ describe('VersionSet', () => {
     const fs = freshFs();
     const vs = new VersionSet('/db', fs, 1);
     vs.createNew();
-    vs.recover(true);
+    vs.recover();
     expect(() => vs.logAndApply(new VersionEdit().addFile(1, file(7, 'a', 'm')).addFile(1, file(8, 'k', 'z')))).toThrow(/overlapping/);
   });
 
@@ -93,7 +93,7 @@ describe('VersionSet', () => {
     vs.createNew();
     const states: number[][][][] = [];
     const clones: MemFileSystem[] = [fs.crashClone()];
-    vs.recover(true);
+    vs.recover();
     states.push(layout(vs));
     for (let i = 0; i < 5; i++) {
       const n = vs.newFileNumber();
@@ -103,7 +103,7 @@ describe('VersionSet', () => {
     }
     clones.forEach((clone, i) => {
       const r = new VersionSet('/db', clone, 1);
-      r.recover(true);
+      r.recover();
       expect(layout(r)).toEqual(states[i]);
     });
   });
@@ -113,7 +113,7 @@ describe('VersionSet', () => {
     const fs = new FaultyFileSystem(mem);
     const vs = new VersionSet('/db', fs, 1);
     vs.createNew();
-    vs.recover(true);
+    vs.recover();
     vs.logAndApply(new VersionEdit().addFile(0, file(vs.newFileNumber(), 'a', 'b')));
     const before = layout(vs);
     const disarm = fs.inject({ ops: ['sync'], path: /MANIFEST/ });
@@ -128,7 +128,7 @@ describe('VersionSet', () => {
     expect(layout(vs)).toEqual(before);
     vs.logAndApply(new VersionEdit().addFile(0, file(vs.newFileNumber(), 'e', 'f')));
     const r = new VersionSet('/db', mem, 1);
-    r.recover(true);
+    r.recover();
     expect(layout(r)).toEqual(layout(vs));
   });
 
@@ -137,11 +137,11 @@ describe('VersionSet', () => {
     const w = fs.createWritable('/db/CURRENT');
     w.append(te.encode('garbage'));
     w.close();
-    expect(() => new VersionSet('/db', fs, 1).recover(true)).toThrow(/CURRENT does not name a MANIFEST/);
+    expect(() => new VersionSet('/db', fs, 1).recover()).toThrow(/CURRENT does not name a MANIFEST/);
     const w2 = fs.createWritable('/db/CURRENT');
     w2.append(te.encode('MANIFEST-000009\n'));
     w2.close();
-    expect(() => new VersionSet('/db', fs, 1).recover(true)).toThrow(/does not exist/);
+    expect(() => new VersionSet('/db', fs, 1).recover()).toThrow(/does not exist/);
   });
 
   for (const dir of ['ldb-small-nocomp', 'ldb-snappy-small', 'ldb-log-edges']) {
@@ -153,7 +153,7 @@ describe('VersionSet', () => {
         w.close();
       }
       const vs = new VersionSet('/db', fs, 1);
-      vs.recover(true);
+      vs.recover();
       const tables = readdirSync(fixturePath(dir)).filter((f) => f.endsWith('.ldb')).map((f) => Number.parseInt(f, 10));
       expect([...vs.liveFiles()].sort((a, b) => a - b)).toEqual(tables.sort((a, b) => a - b));
       const logs = readdirSync(fixturePath(dir)).filter((f) => f.endsWith('.log')).map((f) => Number.parseInt(f, 10));

@@ -96,7 +96,8 @@ describe('log writer and reader', () => {
     const bytes = writeLog(records);
     for (let cut = 0; cut <= bytes.length; cut += cut < 200 ? 1 : 97) {
       const { records: back, corruptions } = readLog(bytes.subarray(0, cut));
-      expect(corruptions).toEqual([]);
+      // Only reports of a record cut short: the caller decides whether that is a torn tail.
+      for (const c of corruptions) expect(c.kind).toBe('truncated');
       expectSameRecords(back, records.slice(0, back.length));
     }
   });
@@ -128,13 +129,58 @@ describe('log writer and reader', () => {
     );
   });
 
-  it('skips zeroed (preallocated) space without a report', () => {
+  it('reports zeroed space as zeroed (whether it is a torn tail is the caller\'s call) and reads on after it', () => {
     const bytes = writeLog([filled(100, 1)]);
     const withZeros = new Uint8Array(bytes.length + LOG_BLOCK_SIZE);
     withZeros.set(bytes);
     const { records, corruptions } = readLog(withZeros);
     expect(records).toHaveLength(1);
-    expect(corruptions).toEqual([]);
+    expect(corruptions.length).toBeGreaterThan(0);
+    expect(corruptions.every((c) => c.kind === 'zeroed')).toBe(true);
+    // Zeros in the middle: the records after them are read (and the zeros reported).
+    const after = writeLog([filled(50, 2)]);
+    const middle = new Uint8Array(2 * LOG_BLOCK_SIZE + after.length);
+    middle.set(bytes);
+    middle.set(after, 2 * LOG_BLOCK_SIZE);
+    const read = readLog(middle);
+    expect(read.records).toHaveLength(2);
+    expect(read.corruptions[0]!.kind).toBe('zeroed');
+  });
+
+  it('resynchronizes after a damaged record at the next fragment that verifies, in the same block', () => {
+    const records = Array.from({ length: 10 }, (_, i) => filled(60 + i, i));
+    const { bytes, spans } = writeLogSpans(records);
+    for (const target of [0, 2, 9]) {
+      for (const at of [0, 4, 5, 6, 7, 20]) {
+        const damaged = bytes.slice();
+        damaged[spans[target]![0] + at]! ^= 0x10;
+        const { records: back, corruptions } = readLog(damaged);
+        const kept = records.filter((_, i) => i !== target);
+        expectSameRecords(back, kept);
+        if (target === 9 && (at === 4 || at === 5)) {
+          // The last record's length now runs past the end of the file: what a cut looks like.
+          expect(corruptions.map((c) => c.kind)).toEqual(['truncated']);
+          continue;
+        }
+        expect(corruptions).toHaveLength(1);
+        expect(corruptions[0]!.offset).toBe(spans[target]![0]);
+      }
+    }
+  });
+
+  it('a length damaged into running past the end of the file is damage when a verified fragment follows, a torn end when none does', () => {
+    const records = Array.from({ length: 5 }, (_, i) => filled(40, i));
+    const { bytes, spans } = writeLogSpans(records);
+    const damaged = bytes.slice();
+    damaged[spans[1]![0] + 5] = 0x7f; // length high byte: far past the end of the file
+    const { records: back, corruptions } = readLog(damaged);
+    expectSameRecords(back, [records[0]!, records[2]!, records[3]!, records[4]!]);
+    expect(corruptions.map((c) => c.kind)).toEqual(['length']);
+    const last = bytes.slice();
+    last[spans[4]![0] + 5] = 0x7f; // the last record: indistinguishable from a cut, a torn end
+    const tail = readLog(last);
+    expectSameRecords(tail.records, records.slice(0, 4));
+    expect(tail.corruptions.map((c) => c.kind)).toEqual(['truncated']);
   });
 });
 

@@ -1,0 +1,175 @@
+/**
+ * Recovery: the decisions `DB.open` makes about what it finds on disk before the database takes
+ * writes. Called only by DBImpl's open, on the database's thread, with the directory locked.
+ *
+ * - A directory without CURRENT is a new database only if it holds no trace of one: a table, a
+ *   non-empty WAL, or a MANIFEST past the first means CURRENT was lost, and creating a fresh
+ *   database there would delete every table (CORRUPTION; `DB.repair` rebuilds it).
+ * - The router a sharded database was made with is persisted in REGIONS and checked.
+ * - WAL replay tells a torn tail from damage. A crash can only leave the end of the newest WAL
+ *   incomplete: a record cut short, or garbage or zeros after the last record, with nothing that
+ *   verifies after it. That is dropped quietly (and logged). Anything else — a damaged record
+ *   followed by any record whose checksum verifies, in the same block or a later one, or damage
+ *   at the end of a WAL that is not the newest — is damage: CORRUPTION naming the file and offset
+ *   under `paranoidChecks`, otherwise skipped and counted (records and bytes, in LOG and in
+ *   `sievekv.stats`), and the WAL is kept in `lost/` rather than deleted.
+ */
+import { join } from 'node:path';
+import { ErrorCode, invalidArgument, isSieveError, SieveError } from '../errors.js';
+import type { FileSystem } from '../fs/file-system.js';
+import type { RegionRouter } from '../shard/region-router.js';
+import { singleRegionRouter } from '../shard/region-router.js';
+import { FileType, parseFileName } from '../version/filenames.js';
+import { LogReader, type LogCorruption } from '../wal/log-reader.js';
+import { batchSequence, checkBatch } from '../wal/write-batch.js';
+import type { InfoLog } from './info-log.js';
+
+/** Where damaged files that recovery skipped are kept (also used by `DB.repair`). */
+export const LOST_DIR = 'lost';
+
+/**
+ * Throws CORRUPTION if `dir`, which has no CURRENT, holds what only a database that existed can
+ * leave: a table (here or in a region's directory), a non-empty WAL, or a MANIFEST other than the
+ * first one a new database writes before its CURRENT (a crash while creating leaves just that).
+ */
+export function checkNoDatabaseLeft(fs: FileSystem, dir: string, regionDirs: readonly string[]): void {
+  let tables = 0;
+  let logs = 0;
+  let manifests = 0;
+  for (const d of new Set([dir, ...regionDirs])) {
+    if (d !== dir && !fs.exists(d)) continue;
+    for (const name of fs.list(d)) {
+      const parsed = parseFileName(name);
+      if (parsed === undefined) continue;
+      if (parsed.type === FileType.TABLE) tables++;
+      else if (d === dir && parsed.type === FileType.LOG && fs.size(join(d, name)) > 0) logs++;
+      else if (d === dir && parsed.type === FileType.DESCRIPTOR && parsed.number !== 1) manifests++;
+    }
+  }
+  if (tables + logs + manifests === 0) return;
+  const held: string[] = [];
+  if (tables > 0) held.push(`${tables} table${tables === 1 ? '' : 's'}`);
+  if (logs > 0) held.push(`${logs} WAL${logs === 1 ? '' : 's'}`);
+  if (manifests > 0) held.push(manifests === 1 ? 'a MANIFEST' : `${manifests} MANIFESTs`);
+  const list = held.length > 1 ? `${held.slice(0, -1).join(', ')} and ${held[held.length - 1]}` : held[0];
+  throw new SieveError(ErrorCode.CORRUPTION, `CURRENT is missing; the directory holds ${list} (DB.repair can rebuild it)`, {
+    file: join(dir, 'CURRENT'),
+  });
+}
+
+/**
+ * The router's name and region count are persisted in REGIONS (a plain database has none): a
+ * reopen with another router — or a router on an existing plain database — is refused before
+ * anything is written, since keys would be looked for in the wrong region. A new sharded
+ * database writes REGIONS before CURRENT, so no crash leaves a database without it.
+ */
+export function checkRouter(fs: FileSystem, dir: string, router: RegionRouter, databaseExists: boolean): void {
+  const path = join(dir, 'REGIONS');
+  const want = `${router.name}\n${router.regions.length}\n`;
+  if (fs.exists(path)) {
+    const have = new TextDecoder().decode(fs.readFile(path));
+    if (have !== want) {
+      throw invalidArgument(
+        `the database was created with router ${JSON.stringify(have.split('\n')[0])} (${have.split('\n')[1]} regions), not ${JSON.stringify(router.name)} (${router.regions.length})`,
+      );
+    }
+    return;
+  }
+  if (router === singleRegionRouter) return; // a plain database: LevelDB's layout, no extra file
+  if (databaseExists) {
+    throw invalidArgument(`${dir} holds a plain (one-region) database, not one made with router ${JSON.stringify(router.name)}`);
+  }
+  const file = fs.createWritable(path);
+  try {
+    file.append(new TextEncoder().encode(want));
+    file.sync();
+  } finally {
+    file.close();
+  }
+  fs.syncDir(dir);
+}
+
+/** What replaying one WAL found. */
+export interface WalReplay {
+  /** The highest sequence number applied (0 if none). */
+  maxSequence: number;
+  /** Records (or damaged stretches, each at least one record) skipped as damage. */
+  skippedRecords: number;
+  skippedBytes: number;
+  /** Bytes of a torn tail dropped at the end of the newest WAL. */
+  tornBytes: number;
+}
+
+export interface WalReplayOptions {
+  /** True for the newest WAL that holds any bytes: only its end may be torn. */
+  newest: boolean;
+  paranoid: boolean;
+  info: InfoLog;
+  /** Applies one verified batch record (borrowed: valid during the call) whose first entry is `sequence`. */
+  apply: (record: Uint8Array, sequence: number) => void;
+}
+
+/**
+ * Replays the WAL at `path` through `apply`, in order. Throws CORRUPTION (file and offset) for
+ * damage under `paranoid`; otherwise skips it and reports it in the result and the LOG.
+ */
+export function replayWal(fs: FileSystem, path: string, options: WalReplayOptions): WalReplay {
+  const { paranoid, info } = options;
+  const result: WalReplay = { maxSequence: 0, skippedRecords: 0, skippedBytes: 0, tornBytes: 0 };
+  let pending: LogCorruption[] = [];
+  const skip = (stretches: readonly LogCorruption[], why: string): void => {
+    const first = stretches[0]!;
+    if (paranoid) {
+      throw new SieveError(ErrorCode.CORRUPTION, `WAL damaged: ${first.reason} (${first.bytes} bytes; ${why})`, { file: path, offset: first.offset });
+    }
+    for (const c of stretches) {
+      info.log(`skipped damaged WAL bytes at ${path}:${c.offset} (${c.bytes} bytes): ${c.reason}; ${why}`);
+      result.skippedRecords++;
+      result.skippedBytes += c.bytes;
+    }
+  };
+  const file = fs.openReadable(path);
+  try {
+    const reader = new LogReader(file, { onCorruption: (c) => pending.push(c) });
+    for (let record = reader.readRecord(); record !== null; record = reader.readRecord()) {
+      if (pending.length > 0) {
+        skip(pending, 'good records follow');
+        pending = [];
+      }
+      const offset = reader.lastRecordOffset;
+      let count: number;
+      try {
+        count = checkBatch(record, path, offset);
+      } catch (err) {
+        if (paranoid || !isSieveError(err, 'CORRUPTION')) throw err;
+        skip([{ offset, bytes: record.length, kind: 'content', reason: (err as Error).message, fragmentsBefore: 0 }], 'the record does not decode');
+        continue;
+      }
+      const sequence = batchSequence(record, path, offset);
+      options.apply(record, sequence);
+      if (count > 0) result.maxSequence = Math.max(result.maxSequence, sequence + count - 1);
+    }
+    if (pending.length > 0) {
+      if (reader.fragmentsVerified > pending[0]!.fragmentsBefore) skip(pending, 'a record that verifies follows');
+      else if (!options.newest) skip(pending, 'a newer WAL follows, so this is no torn tail');
+      else {
+        for (const c of pending) {
+          info.log(`dropped torn WAL tail at ${path}:${c.offset} (${c.bytes} bytes): ${c.reason}`);
+          result.tornBytes += c.bytes;
+        }
+      }
+    }
+  } finally {
+    file.close();
+  }
+  return result;
+}
+
+/** Moves `name` of `dir` into `dir/lost/`, where damage that recovery skipped is kept for a person to look at. */
+export function moveToLost(fs: FileSystem, dir: string, name: string): void {
+  const lost = join(dir, LOST_DIR);
+  fs.mkdir(lost);
+  fs.rename(join(dir, name), join(lost, name));
+  fs.syncDir(dir);
+  fs.syncDir(lost);
+}
