@@ -2,8 +2,17 @@
  * FaultyFileSystem: wraps a FileSystem and fails chosen operations, for tests of error paths
  * (disk full, EIO, a torn append). A fault names the operations it applies to, an optional path
  * pattern, and how many matching calls succeed first; it then fails the next matching call (and,
- * when `sticky`, every later one). An `append` fault with `partial: true` writes the first half
- * of the data before failing, as a torn write would.
+ * when `sticky`, every later one). So `{ ops: [op], after: n }` fails the n-th call (0-based) of
+ * that kind, any kind, not only the first; `calls` counts every call per kind (faulty or not), so
+ * a test can run a workload once to learn how many calls of each kind it makes, then aim at one.
+ * An `append` fault with `partial: true` writes the first half of the data before failing, as a
+ * torn write would.
+ *
+ * Kinds: one per FileSystem method and per method of the files it hands out (`read` is readAt,
+ * `close` any file's close, `size` the file-size query). A `syncAsync` call is also a `sync` call:
+ * a fault on `sync` covers both forms of fdatasync, one on `syncAsync` only the asynchronous one.
+ * A failing `close` closes the file first (as close(2) frees the descriptor even when it reports
+ * EIO). `exists` never fails.
  */
 import { ioError, type SieveError } from '../errors.js';
 import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './file-system.js';
@@ -16,12 +25,35 @@ export type FsOperation =
   | 'read'
   | 'append'
   | 'sync'
+  | 'syncAsync'
   | 'rename'
   | 'remove'
   | 'syncDir'
   | 'mkdir'
   | 'list'
-  | 'lock';
+  | 'lock'
+  | 'size'
+  | 'close';
+
+/** Every operation kind, in a fixed order (for tests that pick one). */
+export const FS_OPERATIONS: readonly FsOperation[] = [
+  'create',
+  'openAppendable',
+  'openReadable',
+  'readFile',
+  'read',
+  'append',
+  'sync',
+  'syncAsync',
+  'rename',
+  'remove',
+  'syncDir',
+  'mkdir',
+  'list',
+  'lock',
+  'size',
+  'close',
+] as const;
 
 export interface Fault {
   /** Operations the fault counts and fails; all when omitted. */
@@ -47,6 +79,8 @@ export class FaultyFileSystem implements FileSystem {
   #faults: ArmedFault[] = [];
   /** Every failure injected so far, oldest first. */
   readonly injected: { op: FsOperation; path: string }[] = [];
+  /** Calls made so far per kind, failed or not (a `syncAsync` counts as a `sync` too). */
+  readonly calls: Record<FsOperation, number> = Object.fromEntries(FS_OPERATIONS.map((op) => [op, 0])) as Record<FsOperation, number>;
 
   constructor(readonly inner: FileSystem) {}
 
@@ -65,9 +99,11 @@ export class FaultyFileSystem implements FileSystem {
 
   /** Returns the fault that fires for this call, if any (counting the call against each fault). */
   #check(op: FsOperation, path: string): ArmedFault | undefined {
+    this.calls[op]++;
+    if (op === 'syncAsync') this.calls.sync++;
     let firing: ArmedFault | undefined;
     for (const fault of this.#faults) {
-      if (fault.ops !== undefined && !fault.ops.includes(op)) continue;
+      if (fault.ops !== undefined && !fault.ops.includes(op) && !(op === 'syncAsync' && fault.ops.includes('sync'))) continue;
       if (fault.path !== undefined && !fault.path.test(path)) continue;
       const index = fault.seen++;
       if ((fault.fired && fault.sticky) || (!fault.fired && index >= (fault.after ?? 0))) {
@@ -109,11 +145,11 @@ export class FaultyFileSystem implements FileSystem {
         file.sync();
       },
       syncAsync(): Promise<void> {
-        const fault = fs.#check('sync', path);
-        return fault !== undefined ? Promise.reject(fs.#error('sync', path, fault)) : file.syncAsync();
+        const fault = fs.#check('syncAsync', path);
+        return fault !== undefined ? Promise.reject(fs.#error('syncAsync', path, fault)) : file.syncAsync();
       },
       close(): void {
-        file.close();
+        fs.#closeAndCheck(path, file);
       },
     };
   }
@@ -137,8 +173,14 @@ export class FaultyFileSystem implements FileSystem {
         this.#guard('read', path);
         return file.readAt(buf, bufOffset, length, position);
       },
-      close: () => file.close(),
+      close: () => this.#closeAndCheck(path, file),
     };
+  }
+
+  #closeAndCheck(path: string, file: { close(): void }): void {
+    const fault = this.#check('close', path);
+    file.close();
+    if (fault !== undefined) throw this.#error('close', path, fault);
   }
 
   readFile(path: string): Uint8Array {
@@ -151,6 +193,7 @@ export class FaultyFileSystem implements FileSystem {
   }
 
   size(path: string): number {
+    this.#guard('size', path);
     return this.inner.size(path);
   }
 

@@ -6,9 +6,22 @@
  *   its directory after the change (POSIX: fsync the file for its data, the directory for its
  *   name). Directories themselves (`mkdir`) are taken as durable at once.
  *
- * `crashClone()` returns a new file system holding exactly what survives, as a reopen after
- * SIGKILL-plus-power-loss would find it. With `{ strictNames: false }`, names are durable at once
- * (a kinder file system, like ext4's default ordering for renames) and only unsynced bytes are lost.
+ * `crashClone()` returns a new file system holding exactly what is sure to survive, as a reopen
+ * after SIGKILL-plus-power-loss would find it at worst-but-one. `crashClone({ rng })` is harsher,
+ * the way ext4 and a power cut are: what was never made durable may or may not be there, decided
+ * per file and per name by `rng` (seeded, so a crash image is replayable):
+ *
+ * - each file keeps its synced bytes and any prefix of its unsynced ones (none, some, all): a torn
+ *   append; with `zeroFill`, sometimes followed by zeros up to at most the file's length (space
+ *   the file system allocated but never wrote). Bytes are never invented or reordered within a file;
+ * - files decide independently, so a later file's unsynced bytes may survive where an earlier
+ *   file's did not (writeback reorders across files);
+ * - each name changed since its directory's last `syncDir` (created, renamed, removed) survives
+ *   or not, independently: a rename may leave the old name, the new one, both or (for a name
+ *   that did not exist before) neither — harsher than a journaled rename, which is one of the two.
+ *
+ * With `{ strictNames: false }`, names are durable at once (a kinder file system, like ext4's
+ * default ordering for renames) and only unsynced bytes are lost.
  */
 import { dirname } from 'node:path';
 import { ErrorCode, ioError, SieveError } from '../errors.js';
@@ -34,6 +47,16 @@ function appendTo(inode: Inode, data: Uint8Array, start: number, end: number): v
   }
   inode.data.set(data.subarray(start, end), inode.length);
   inode.length = need;
+}
+
+export interface CrashCloneOptions {
+  /**
+   * Decides what of the unsynced state survives (a number in [0, 1) per call, as Math.random).
+   * Without it only synced bytes and directory-synced names survive, deterministically.
+   */
+  rng?: () => number;
+  /** With `rng`: the chance that a file's kept bytes are followed by zeros. @defaultValue 0 */
+  zeroFill?: number;
 }
 
 export interface MemFileSystemOptions {
@@ -193,17 +216,19 @@ export class MemFileSystem implements FileSystem {
   }
 
   /**
-   * What a crash leaves: every durable name, each file cut back to its synced bytes. Locks do
-   * not survive (the crashed process is gone). This file system is left untouched.
+   * What a crash leaves (see the file header): without `rng`, every durable name and each file cut
+   * back to its synced bytes; with it, also some of what was never made durable. Locks do not
+   * survive (the crashed process is gone). This file system is left untouched.
    */
-  crashClone(): MemFileSystem {
+  crashClone(options: CrashCloneOptions = {}): MemFileSystem {
+    const { rng, zeroFill = 0 } = options;
     const clone = new MemFileSystem({ strictNames: this.#strictNames });
     for (const dir of this.#dirs) clone.#dirs.add(dir);
     const copies = new Map<Inode, Inode>();
-    for (const [path, inode] of this.#durable) {
+    for (const [path, inode] of this.#survivingNames(rng)) {
       let copy = copies.get(inode);
       if (copy === undefined) {
-        copy = { data: inode.data.slice(0, inode.synced), length: inode.synced, synced: inode.synced };
+        copy = rng === undefined ? syncedCopy(inode, inode.synced, inode.synced) : tornCopy(inode, rng, zeroFill);
         copies.set(inode, copy);
       }
       clone.#live.set(path, copy);
@@ -211,4 +236,35 @@ export class MemFileSystem implements FileSystem {
     }
     return clone;
   }
+
+  /** The names a crash keeps: the durable ones, and with `rng` each unsynced change or not. */
+  #survivingNames(rng: (() => number) | undefined): Map<string, Inode> {
+    if (rng === undefined) return this.#durable;
+    const names = new Map(this.#durable);
+    for (const path of new Set([...this.#durable.keys(), ...this.#live.keys()])) {
+      const live = this.#live.get(path);
+      if (live === this.#durable.get(path) || rng() < 0.5) continue;
+      if (live === undefined) names.delete(path);
+      else names.set(path, live);
+    }
+    return names;
+  }
+}
+
+/** A durable copy of `inode`'s first `kept` bytes, followed by zeros up to `length`. */
+function syncedCopy(inode: Inode, kept: number, length: number): Inode {
+  const data = new Uint8Array(length);
+  data.set(inode.data.subarray(0, kept));
+  return { data, length, synced: length };
+}
+
+/** A file after a crash: its synced bytes, then a prefix of its unsynced ones, maybe zeros after. */
+function tornCopy(inode: Inode, rng: () => number, zeroFill: number): Inode {
+  const unsynced = inode.length - inode.synced;
+  if (unsynced === 0) return syncedCopy(inode, inode.synced, inode.synced);
+  const r = rng();
+  // A third each: none, all, a random cut (so both ends, the commonest outcomes, come up often).
+  const kept = r < 1 / 3 ? 0 : r < 2 / 3 ? unsynced : Math.floor(rng() * (unsynced + 1));
+  const zeros = kept < unsynced && rng() < zeroFill ? 1 + Math.floor(rng() * (unsynced - kept)) : 0;
+  return syncedCopy(inode, inode.synced + kept, inode.synced + kept + zeros);
 }
