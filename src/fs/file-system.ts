@@ -27,7 +27,11 @@ export interface FileSystem {
   size(path: string): number;
   /** Names (not paths) of the entries in `dir`, in no particular order. */
   list(dir: string): string[];
-  /** Creates `dir` and its parents if missing. */
+  /**
+   * Creates `dir` and its missing parents. Fails at once, without retrying: IO_ERROR with the OS
+   * error as cause, or with an ENOTDIR cause and "not a directory" if `dir` or an ancestor exists
+   * but is not a directory.
+   */
   mkdir(dir: string): void;
   /** Atomically replaces `to` with `from` (POSIX rename). Durable after `syncDir`. */
   rename(from: string, to: string): void;

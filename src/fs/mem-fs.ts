@@ -172,7 +172,15 @@ export class MemFileSystem implements FileSystem {
   }
 
   mkdir(dir: string): void {
-    for (let d = dir; !this.#dirs.has(d); d = dirname(d)) this.#dirs.add(d);
+    const missing: string[] = [];
+    for (let d = dir; !this.#dirs.has(d); d = dirname(d)) {
+      if (this.#live.has(d)) {
+        const cause = Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), { code: 'ENOTDIR' });
+        throw ioError(`mkdir failed: ${d} is not a directory`, { file: dir, cause });
+      }
+      missing.push(d);
+    }
+    for (const d of missing) this.#dirs.add(d);
   }
 
   rename(from: string, to: string): void {

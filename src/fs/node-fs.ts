@@ -10,9 +10,13 @@
  * LevelDB's fcntl lock is invisible from here (do not open one directory with LevelDB and
  * sievekv at once), and two processes taking over the same stale lock in the same instant can
  * both succeed.
+ *
+ * `mkdir` creates one level at a time, never with `recursive: true`: Node's recursive mkdir loops
+ * forever where mkdir fails with ENOENT under a parent that exists (`/proc/1/x`), and reports a
+ * path that is a file as EEXIST instead of "not a directory".
  */
 import * as fs from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { ioError, SieveError, ErrorCode } from '../errors.js';
 import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './file-system.js';
 
@@ -106,6 +110,28 @@ class NodeRandomAccessFile implements RandomAccessFile {
   }
 }
 
+/** IO_ERROR for a path component that exists but is not a directory, with an ENOTDIR cause. */
+function notADirectory(dir: string, component: string): SieveError {
+  const cause = Object.assign(new Error(`ENOTDIR: not a directory, mkdir '${dir}'`), {
+    code: 'ENOTDIR',
+    syscall: 'mkdir',
+    path: component,
+  });
+  return ioError(`mkdir failed: ${component} is not a directory`, { file: dir, cause });
+}
+
+/** What is at `path`: a directory, something else, or nothing (also: a component above is a file). */
+function kindOf(op: string, path: string): 'directory' | 'other' | 'missing' {
+  try {
+    const stat = fs.statSync(path, { throwIfNoEntry: false });
+    if (stat === undefined) return 'missing';
+    return stat.isDirectory() ? 'directory' : 'other';
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return 'missing';
+    throw wrap(op, path, err);
+  }
+}
+
 /** Locks held by this process, by absolute path: a second open in-process must see LOCKED. */
 const heldLocks = new Set<string>();
 
@@ -174,10 +200,26 @@ export class NodeFileSystem implements FileSystem {
   }
 
   mkdir(dir: string): void {
-    try {
-      fs.mkdirSync(dir, { recursive: true });
-    } catch (err) {
-      throw wrap('mkdir', dir, err);
+    // Walk up to the first ancestor that exists (it must be a directory), then create each
+    // missing level below it, outermost first. Each step fails at once instead of retrying.
+    const missing: string[] = [];
+    for (let d = dir; ; d = dirname(d)) {
+      const kind = kindOf('mkdir', d);
+      if (kind === 'directory') break;
+      if (kind === 'other') throw notADirectory(dir, d);
+      missing.push(d);
+      if (dirname(d) === d) break;
+    }
+    for (const d of missing.reverse()) {
+      try {
+        fs.mkdirSync(d);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw wrap('mkdir', d, err);
+        const kind = kindOf('mkdir', d);
+        if (kind === 'other') throw notADirectory(dir, d);
+        if (kind === 'missing') throw wrap('mkdir', d, err); // a dangling symbolic link
+        // A directory: made meanwhile by someone else, which is as good.
+      }
     }
   }
 
