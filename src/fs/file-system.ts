@@ -40,9 +40,10 @@ export interface FileSystem {
   /** Makes the directory's entries (creations, renames, removals) durable. */
   syncDir(dir: string): void;
   /**
-   * Takes the exclusive lock on `path` for this process: throws SieveError LOCKED if another
-   * open database (in this process or another live one) holds it. A lock left by a process that
-   * no longer exists is taken over.
+   * Takes the exclusive lock on `path` for one open database: throws SieveError LOCKED, naming the
+   * holder, if another open database holds it — in another live process, or in this one (any
+   * thread, through any path that reaches the same file). A lock left by a process that no longer
+   * exists is taken over; one whose holder may still be alive never is.
    */
   lock(path: string): FileLock;
 }

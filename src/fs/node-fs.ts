@@ -1,24 +1,17 @@
 /**
  * NodeFileSystem: the FileSystem seam over node:fs, synchronous calls throughout (see
  * file-system.ts for why). Every OS error becomes SieveError IO_ERROR with the OS error as cause.
- *
- * Locking. Node has no fcntl/flock, so the lock is a file created with O_EXCL holding the owner's
- * pid (`<path>` is LevelDB's LOCK name; the pid file is `<path>.pid`). A live pid — or this
- * process, while another of its databases holds the lock — means LOCKED; the pid of a process
- * that no longer exists means a crash left it behind, and the lock is taken over. LevelDB's own
- * `LOCK` file is created empty beside it so that LevelDB still finds the file it expects. Limits:
- * LevelDB's fcntl lock is invisible from here (do not open one directory with LevelDB and
- * sievekv at once), and two processes taking over the same stale lock in the same instant can
- * both succeed.
+ * The directory lock lives in node-lock.ts (a pid file that every thread and process sees).
  *
  * `mkdir` creates one level at a time, never with `recursive: true`: Node's recursive mkdir loops
  * forever where mkdir fails with ENOENT under a parent that exists (`/proc/1/x`), and reports a
  * path that is a file as EEXIST instead of "not a directory".
  */
 import * as fs from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { ioError, SieveError, ErrorCode } from '../errors.js';
+import { dirname } from 'node:path';
+import { ioError, SieveError } from '../errors.js';
 import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './file-system.js';
+import { lockDirectory } from './node-lock.js';
 
 function wrap(op: string, path: string, err: unknown): SieveError {
   const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
@@ -132,18 +125,6 @@ function kindOf(op: string, path: string): 'directory' | 'other' | 'missing' {
   }
 }
 
-/** Locks held by this process, by absolute path: a second open in-process must see LOCKED. */
-const heldLocks = new Set<string>();
-
-function processIsAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export class NodeFileSystem implements FileSystem {
   createWritable(path: string): WritableFile {
     try {
@@ -252,58 +233,6 @@ export class NodeFileSystem implements FileSystem {
   }
 
   lock(path: string): FileLock {
-    const key = resolve(path);
-    if (heldLocks.has(key)) {
-      throw new SieveError(ErrorCode.LOCKED, 'the database is already open in this process', { file: path });
-    }
-    const pidPath = `${path}.pid`;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const fd = fs.openSync(pidPath, 'wx');
-        try {
-          fs.writeSync(fd, `${process.pid}\n`);
-        } finally {
-          fs.closeSync(fd);
-        }
-        break;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw wrap('lock', pidPath, err);
-        const owner = readPid(pidPath);
-        if (attempt === 0 && (owner === undefined || owner === process.pid || !processIsAlive(owner))) {
-          // Left by a crashed process (or by this one, before a crash in a test harness that
-          // reuses pids): take it over. Only one retry, so a live racer cannot make us spin.
-          fs.rmSync(pidPath, { force: true });
-          continue;
-        }
-        throw new SieveError(ErrorCode.LOCKED, `the database is locked by process ${owner ?? 'unknown'}`, {
-          file: path,
-        });
-      }
-    }
-    try {
-      fs.closeSync(fs.openSync(path, 'a')); // LevelDB's LOCK file, empty, for LevelDB's sake.
-    } catch (err) {
-      fs.rmSync(pidPath, { force: true });
-      throw wrap('lock', path, err);
-    }
-    heldLocks.add(key);
-    let released = false;
-    return {
-      release(): void {
-        if (released) return;
-        released = true;
-        heldLocks.delete(key);
-        fs.rmSync(pidPath, { force: true });
-      },
-    };
-  }
-}
-
-function readPid(path: string): number | undefined {
-  try {
-    const pid = Number.parseInt(fs.readFileSync(path, 'utf8').trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
+    return lockDirectory(path);
   }
 }

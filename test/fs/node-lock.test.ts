@@ -1,12 +1,16 @@
 /**
- * The directory lock across processes: a live holder blocks, a SIGKILLed holder does not.
+ * The directory lock (src/fs/node-lock.ts): across processes a live holder blocks and a SIGKILLed
+ * one does not; inside one process it holds whatever path or thread the second open comes from;
+ * and the lock file's content decides, never its mere presence or a path string.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { threadId, Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isSieveError } from '../../src/errors.js';
+import { DB } from '../../src/db.js';
+import { isSieveError, type SieveError } from '../../src/errors.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 
 const dirs: string[] = [];
@@ -50,5 +54,161 @@ describe('NodeFileSystem.lock across processes', () => {
     await exited;
     const lock = fs.lock(lockPath); // the dead holder's lock is stale
     lock.release();
+  });
+});
+
+function newDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sievekv-lock-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function lockError(take: () => unknown): SieveError {
+  try {
+    take();
+  } catch (err) {
+    if (isSieveError(err)) return err;
+    throw err;
+  }
+  throw new Error('expected LOCKED, but the lock was taken');
+}
+
+type WorkerReply = { opened: true } | { opened: false; code: string; message: string };
+
+/** Opens the database in `dir` from a worker thread of this process; `close` closes it there. */
+async function openInWorker(dir: string): Promise<{ reply: WorkerReply; close(): Promise<void> }> {
+  // As src/compaction/runner.ts: Node 20 applies no --import hooks to worker threads.
+  const entry = JSON.stringify(new URL('../support/lock-holder-worker.ts', import.meta.url).href);
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${entry}); })`;
+  const worker = new Worker(bootstrap, { eval: true, workerData: { dir } });
+  const next = (): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  const reply = (await next()) as WorkerReply;
+  return {
+    reply,
+    async close() {
+      if (reply.opened) {
+        worker.postMessage('close');
+        await next();
+      }
+      await worker.terminate();
+    },
+  };
+}
+
+/** The lock file this process writes for `lockPath`, taken and released again. */
+function ownLockLine(lockPath: string): string {
+  const lock = new NodeFileSystem().lock(lockPath);
+  const line = readFileSync(`${lockPath}.pid`, 'utf8');
+  lock.release();
+  return line;
+}
+
+describe('NodeFileSystem.lock inside one process', () => {
+  it('a second lock through a symbolic link to the directory is LOCKED', () => {
+    const dir = newDir();
+    const link = `${dir}-link`;
+    symlinkSync(dir, link);
+    dirs.push(link);
+    const fs = new NodeFileSystem();
+    const lock = fs.lock(join(dir, 'LOCK'));
+    const err = lockError(() => fs.lock(join(link, 'LOCK')));
+    expect(err.code).toBe('LOCKED');
+    expect(err.message).toContain(`pid ${process.pid}`);
+    expect(err.message).toContain('this thread');
+    lock.release();
+    fs.lock(join(link, 'LOCK')).release(); // released: free through either path
+  });
+
+  it('a worker thread cannot open a database the main thread holds, nor the reverse', { timeout: 60_000 }, async () => {
+    const dir = newDir();
+    const db = await DB.open(dir);
+    await db.put('main', '1');
+    const refused = await openInWorker(dir);
+    expect(refused.reply).toMatchObject({ opened: false, code: 'LOCKED' });
+    const mainThread = `another thread of this process (pid ${process.pid}, thread ${threadId})`;
+    expect(refused.reply.opened === false && refused.reply.message).toContain(mainThread);
+    await refused.close();
+    expect(db.getSync('main')?.toString()).toBe('1');
+    await db.close();
+
+    const holder = await openInWorker(dir);
+    expect(holder.reply).toEqual({ opened: true });
+    let caught: unknown;
+    try {
+      await DB.open(dir);
+    } catch (err) {
+      caught = err;
+    }
+    expect(isSieveError(caught, 'LOCKED')).toBe(true);
+    expect(String(caught)).toMatch(/another thread of this process \(pid \d+, thread [1-9]\d*\)/);
+    await holder.close();
+    const again = await DB.open(dir); // the worker released it
+    expect(again.getSync('main')?.toString()).toBe('1');
+    await again.close();
+  });
+
+  it("a lock file naming this process is held (another thread's, or a handle never closed)", () => {
+    const dir = newDir();
+    const lockPath = join(dir, 'LOCK');
+    const fs = new NodeFileSystem();
+    const [pid, start, , token] = ownLockLine(lockPath).trim().split(' ');
+    writeFileSync(`${lockPath}.pid`, `${pid} ${start} 7 ${token}x\n`);
+    const err = lockError(() => fs.lock(lockPath));
+    expect(err.code).toBe('LOCKED');
+    expect(err.message).toContain(`another thread of this process (pid ${process.pid}, thread 7)`);
+    // An older sievekv's lock file holds the pid alone: this process's pid is still held.
+    writeFileSync(`${lockPath}.pid`, `${process.pid}\n`);
+    expect(lockError(() => fs.lock(lockPath)).code).toBe('LOCKED');
+    expect(readFileSync(`${lockPath}.pid`, 'utf8')).toBe(`${process.pid}\n`); // untouched
+  });
+
+  it('a lock file naming our pid but another process start is stale (a pid reused after a crash)', () => {
+    const dir = newDir();
+    const lockPath = join(dir, 'LOCK');
+    const [pid, start, thread, token] = ownLockLine(lockPath).trim().split(' ');
+    const earlier = start!.startsWith('L:') ? 'L:00000000-0000-0000-0000-000000000000:1' : 'T:0';
+    writeFileSync(`${lockPath}.pid`, `${pid} ${earlier} ${thread} ${token}x\n`);
+    new NodeFileSystem().lock(lockPath).release();
+  });
+
+  it('a lock file naming a dead process is taken over, and its replacement names us', () => {
+    const dir = newDir();
+    const lockPath = join(dir, 'LOCK');
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+    writeFileSync(`${lockPath}.pid`, `${dead}\n`);
+    const lock = new NodeFileSystem().lock(lockPath);
+    expect(readFileSync(`${lockPath}.pid`, 'utf8').split(' ')[0]).toBe(String(process.pid));
+    lock.release();
+    expect(readdirSync(dir).sort()).toEqual(['LOCK']); // no lock file, no temporary left behind
+  });
+
+  it('an empty lock file is held while young (its writer may be mid-write) and stale when old', () => {
+    const dir = newDir();
+    const lockPath = join(dir, 'LOCK');
+    const fs = new NodeFileSystem();
+    writeFileSync(`${lockPath}.pid`, '');
+    const err = lockError(() => fs.lock(lockPath));
+    expect(err.code).toBe('LOCKED');
+    expect(err.message).toContain('still writing the lock file');
+    const minuteAgo = new Date(Date.now() - 60_000);
+    utimesSync(`${lockPath}.pid`, minuteAgo, minuteAgo);
+    fs.lock(lockPath).release();
+  });
+
+  it('release removes only its own lock file, and a released lock can be taken again', () => {
+    const dir = newDir();
+    const lockPath = join(dir, 'LOCK');
+    const fs = new NodeFileSystem();
+    const first = fs.lock(lockPath);
+    first.release();
+    const second = fs.lock(lockPath);
+    first.release(); // idempotent: must not remove the second holder's lock file
+    expect(lockError(() => fs.lock(lockPath)).code).toBe('LOCKED');
+    second.release();
+    fs.lock(lockPath).release();
   });
 });
