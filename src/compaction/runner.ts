@@ -8,9 +8,16 @@
  * the result or the error — never synchronously inside `submit`. `waitSync` blocks until every
  * submitted job's `done` has been called: for a synchronous caller (a sync-twin write) that must
  * not go on until a flush has finished. Jobs of one runner run one at a time, in order.
+ *
+ * A worker that cannot start (its entry file missing, a loader it cannot run, worker threads
+ * refused) is reported once and replaced by an InlineRunner for the rest of the runner's life:
+ * slower, but the database keeps taking writes. Jobs are posted only after the worker says it is
+ * ready, so a job the worker never started is safe to run inline; a worker lost after that fails
+ * its jobs (their outputs may be half written) and the next job starts a fresh one.
  */
 import { receiveMessageOnPort, Worker, MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { FileSystem } from '../fs/file-system.js';
+import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJob, type Job, type JobResult } from './jobs.js';
 import { deserializeError, type SerializedError } from './job-errors.js';
 
@@ -77,92 +84,261 @@ export class InlineRunner implements JobRunner {
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 /** A flush takes well under a second per MiB of memtable; two minutes means the worker is gone. */
 const WAIT_SYNC_LIMIT_MS = 2 * 60 * 1000;
+/**
+ * A worker starts in well under a second, even from TypeScript sources (tsx compiles them) on a
+ * loaded two-core machine; one that has not said it is ready after this long is taken for one that
+ * cannot start. Falling back early costs speed, never data: no job was posted to it.
+ */
+const STARTUP_LIMIT_MS = 15 * 1000;
+
+/** The first message a worker posts on its port; every later one answers a job. */
+export interface WorkerReady {
+  readonly ready: true;
+}
+interface JobAnswer {
+  readonly id: number;
+  readonly result?: JobResult;
+  readonly error?: SerializedError;
+}
+type WorkerMessage = WorkerReady | JobAnswer;
 
 /**
- * Starts worker.js beside this file. Run from TypeScript sources (tests, tsx), the worker is
- * bootstrapped through tsx's loader: Node 20 does not apply `--import` hooks to worker threads.
+ * Starts worker.js beside this file, with `port` for its answers. Run from TypeScript sources
+ * (tests, tsx), the worker is bootstrapped through tsx's loader: Node 20 does not apply `--import`
+ * hooks to worker threads.
+ *
+ * `execArgv: []`: the worker runs only sievekv's own modules, which need no flag, and it must not
+ * inherit the program's. Some flags make a worker fail at start (`--input-type` outside an eval:
+ * ERR_INPUT_TYPE_NOT_ALLOWED on every job), and `--import`/`--require` would run the program's
+ * preloads (an agent, a server) inside the compaction thread. Nothing is lost: V8 flags such as
+ * `--max-old-space-size` or `--stack-size` are process-wide (a worker may not be given them, and it
+ * keeps the process's heap limit without them), and process-wide options apply to it anyway.
  */
-function newWorker(port: MessagePort): Worker {
-  const options = { workerData: { port }, transferList: [port] };
+export function startJobWorker(port: MessagePort): Worker {
+  const options = { workerData: { port }, transferList: [port], execArgv: [] };
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), options);
   const entry = JSON.stringify(new URL('./worker.ts', import.meta.url).href);
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${entry}); })`;
   return new Worker(bootstrap, { ...options, eval: true });
 }
 
+export interface WorkerRunnerOptions {
+  /** Names the runner's jobs in reports ("flush", "compaction"). @defaultValue 'background' */
+  readonly name?: string;
+  /** Where jobs run if the worker cannot start. @defaultValue a NodeFileSystem (the worker's own) */
+  readonly fs?: FileSystem;
+  /** Told once, in a sentence for the LOG, when the worker cannot start and jobs run inline. */
+  readonly report?: (message: string) => void;
+  /** Starts the worker (tests substitute one that fails). @defaultValue startJobWorker */
+  readonly startWorker?: (port: MessagePort) => Worker;
+  /** How long a worker may take to say it is ready. @defaultValue STARTUP_LIMIT_MS */
+  readonly startupLimitMs?: number;
+}
+
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as NodeJS.ErrnoException).code;
+  return code !== undefined && !err.message.includes(code) ? `${code}: ${err.message}` : err.message;
+}
+
 export class WorkerRunner implements JobRunner {
+  readonly #name: string;
+  readonly #fs: FileSystem | undefined;
+  readonly #report: (message: string) => void;
+  readonly #startWorker: (port: MessagePort) => Worker;
+  readonly #startupLimitMs: number;
+  /**
+   * Jobs submitted and not yet done, in submission order. A job is kept until it is posted (a
+   * fallback may still run it here), then dropped: its memtable copy can be large.
+   */
+  readonly #waiting = new Map<number, { job: Job | null; done: JobCallback }>();
+  #nextId = 1;
   #worker: Worker | null = null;
   #port: MessagePort | null = null;
-  readonly #waiting = new Map<number, JobCallback>();
-  #nextId = 1;
+  /** The worker posted WorkerReady: jobs go to it as they come. Before, they wait in #held. */
+  #ready = false;
+  #held: number[] = [];
+  #startDeadline = 0;
+  #startTimer: NodeJS.Timeout | null = null;
+  /** Set once the worker could not start; every job from then on runs here. */
+  #inline: InlineRunner | null = null;
+  #fallbackReason: string | undefined;
 
-  get pending(): number {
-    return this.#waiting.size;
+  constructor(options: WorkerRunnerOptions = {}) {
+    this.#name = options.name ?? 'background';
+    this.#fs = options.fs;
+    this.#report = options.report ?? (() => {});
+    this.#startWorker = options.startWorker ?? startJobWorker;
+    this.#startupLimitMs = options.startupLimitMs ?? STARTUP_LIMIT_MS;
   }
 
-  #start(): { worker: Worker; port: MessagePort } {
-    if (this.#worker !== null) return { worker: this.#worker, port: this.#port! };
+  get pending(): number {
+    return this.#waiting.size + (this.#inline?.pending ?? 0);
+  }
+
+  /** Why the worker could not start, once jobs run on the database's thread instead. */
+  get fallbackReason(): string | undefined {
+    return this.#fallbackReason;
+  }
+
+  submit(job: Job, done: JobCallback): void {
+    if (this.#inline !== null) {
+      this.#inline.submit(job, done);
+      return;
+    }
+    const id = this.#nextId++;
+    this.#waiting.set(id, { job, done });
+    const worker = this.#ensureWorker();
+    if (worker === null) return; // it could not start: the job went inline with the others
+    // Keep the process alive while a job runs, so its result is installed before exit.
+    worker.ref();
+    this.#port!.ref();
+    if (this.#ready) this.#post(id);
+    else this.#held.push(id);
+  }
+
+  #ensureWorker(): Worker | null {
+    if (this.#worker !== null) return this.#worker;
     const { port1, port2 } = new MessageChannel();
-    const worker = newWorker(port2);
-    port1.on('message', (m: { id: number; result?: JobResult; error?: SerializedError }) => this.#deliver(m));
-    worker.on('error', (err) => this.#failAll(err));
+    let worker: Worker;
+    try {
+      worker = this.#startWorker(port2);
+    } catch (err) {
+      port1.close();
+      this.#fallBack(err);
+      return null;
+    }
+    this.#worker = worker;
+    this.#port = port1;
+    this.#ready = false;
+    this.#held = [];
+    this.#startDeadline = Date.now() + this.#startupLimitMs;
+    this.#startTimer = setTimeout(() => this.#checkStarted(), this.#startupLimitMs);
+    this.#startTimer.unref();
+    port1.on('message', (m: WorkerMessage) => this.#receive(m));
+    worker.on('error', (err) => {
+      if (this.#worker === worker) this.#lost(err);
+    });
     worker.on('exit', (code) => {
-      if (this.#waiting.size > 0) this.#failAll(new Error(`compaction worker exited with code ${code}`));
-      this.#worker = null;
-      this.#port = null;
+      if (this.#worker === worker) this.#lost(new Error(`the ${this.#name} worker exited with code ${code}`));
     });
     worker.unref();
     port1.unref();
-    this.#worker = worker;
-    this.#port = port1;
-    return { worker, port: port1 };
+    return worker;
   }
 
-  #deliver(m: { id: number; result?: JobResult; error?: SerializedError }): void {
-    const done = this.#waiting.get(m.id);
-    if (done === undefined) return;
+  /** Falls back if the worker has not said it is ready by its deadline. */
+  #checkStarted(): void {
+    if (this.#worker !== null && !this.#ready && Date.now() >= this.#startDeadline) {
+      this.#fallBack(new Error(`it did not answer within ${this.#startupLimitMs} ms`));
+    }
+  }
+
+  #receive(m: WorkerMessage): void {
+    if ('ready' in m) {
+      this.#ready = true;
+      this.#clearStartTimer();
+      const held = this.#held;
+      this.#held = [];
+      for (const id of held) this.#post(id);
+      return;
+    }
+    const entry = this.#waiting.get(m.id);
+    if (entry === undefined) return;
     this.#waiting.delete(m.id);
     if (this.#waiting.size === 0) {
       this.#worker?.unref();
       this.#port?.unref();
     }
-    if (m.error !== undefined) done(deserializeError(m.error));
-    else done(undefined, m.result);
+    if (m.error !== undefined) entry.done(deserializeError(m.error));
+    else entry.done(undefined, m.result);
   }
 
-  #failAll(err: unknown): void {
-    const callbacks = [...this.#waiting.values()];
-    this.#waiting.clear();
-    for (const done of callbacks) done(err);
+  #post(id: number): void {
+    const entry = this.#waiting.get(id);
+    if (entry === undefined || entry.job === null) return;
+    this.#worker!.postMessage({ id, job: entry.job });
+    entry.job = null;
   }
 
-  submit(job: Job, done: JobCallback): void {
-    const { worker, port } = this.#start();
-    const id = this.#nextId++;
-    this.#waiting.set(id, done);
-    // Keep the process alive while a job runs, so its result is installed before exit.
-    worker.ref();
-    port.ref();
-    worker.postMessage({ id, job });
+  #clearStartTimer(): void {
+    if (this.#startTimer !== null) clearTimeout(this.#startTimer);
+    this.#startTimer = null;
+  }
+
+  /** Forgets the worker (and stops it, if it still runs). */
+  #dropWorker(): void {
+    const worker = this.#worker;
+    this.#clearStartTimer();
+    this.#worker = null;
+    this.#port?.close();
+    this.#port = null;
+    this.#ready = false;
+    this.#held = [];
+    if (worker !== null) void worker.terminate().catch(() => {});
+  }
+
+  /** The worker failed or exited: before it was ready, a start failure; after, its jobs fail. */
+  #lost(err: unknown): void {
+    if (!this.#ready) {
+      this.#fallBack(err);
+      return;
+    }
+    this.#dropWorker();
+    this.#failAll(err);
   }
 
   /**
-   * Blocks (sleeping 1 ms at a time) until every job is done. A worker's exit cannot be seen while
-   * the thread is blocked, so a job that gives no answer for WAIT_SYNC_LIMIT_MS fails instead.
+   * The worker could not start: none of the waiting jobs was posted to it, so they run inline, in
+   * order, and so does every later job.
+   */
+  #fallBack(reason: unknown): void {
+    this.#dropWorker();
+    const inline = new InlineRunner(this.#fs ?? new NodeFileSystem());
+    this.#inline = inline;
+    this.#fallbackReason = describeError(reason);
+    try {
+      this.#report(
+        `the ${this.#name} worker thread could not start (${this.#fallbackReason}); ${this.#name} jobs run on the database's thread from now on`,
+      );
+    } catch {
+      // A report is best effort; the jobs are not.
+    }
+    // None was posted: the worker never said it was ready.
+    const jobs = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const { job, done } of jobs) inline.submit(job!, done);
+  }
+
+  #failAll(err: unknown): void {
+    const entries = [...this.#waiting.values()];
+    this.#waiting.clear();
+    for (const { done } of entries) done(err);
+  }
+
+  /**
+   * Blocks (sleeping 1 ms at a time) until every job is done. A worker's failure or exit cannot be
+   * seen while the thread is blocked, so a worker that has not said it is ready by its start-up
+   * deadline is given up (its jobs run inline), and a job that gives no answer for
+   * WAIT_SYNC_LIMIT_MS fails.
    */
   waitSync(): void {
     const deadline = Date.now() + WAIT_SYNC_LIMIT_MS;
     while (this.#waiting.size > 0) {
       const m = this.#port === null ? undefined : receiveMessageOnPort(this.#port);
-      if (m !== undefined) this.#deliver(m.message);
-      else if (this.#worker === null || Date.now() > deadline) this.#failAll(new Error('background worker did not answer'));
+      if (m !== undefined) this.#receive(m.message as WorkerMessage);
+      else if (this.#worker !== null && !this.#ready && Date.now() >= this.#startDeadline) this.#checkStarted();
+      else if (this.#worker === null || Date.now() > deadline) this.#failAll(new Error(`the ${this.#name} worker did not answer`));
       else Atomics.wait(sleepCell, 0, 0, 1);
     }
+    this.#inline?.waitSync();
   }
 
   async close(): Promise<void> {
     while (this.#waiting.size > 0) await new Promise((r) => setImmediate(r));
+    await this.#inline?.close();
     const worker = this.#worker;
+    this.#clearStartTimer();
     this.#worker = null;
     this.#port?.close();
     this.#port = null;

@@ -2,11 +2,15 @@
  * The background worker thread: runs flush and compaction jobs (jobs.ts) with the real file
  * system and posts each result, or its error, back on the port it was given. Stateless between
  * jobs; the database's thread decides everything and installs the results.
+ *
+ * Its first message says it is ready (runner.ts WorkerReady): the runner posts jobs only then, so
+ * a worker that fails to start has run none of them.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJob, type Job } from './jobs.js';
 import { serializeError } from './job-errors.js';
+import type { WorkerReady } from './runner.js';
 
 const port = (workerData as { port: MessagePort }).port;
 const fs = new NodeFileSystem();
@@ -18,3 +22,4 @@ parentPort!.on('message', (message: { id: number; job: Job }) => {
     port.postMessage({ id: message.id, error: serializeError(err) });
   }
 });
+port.postMessage({ ready: true } satisfies WorkerReady);
