@@ -12,7 +12,15 @@
  *   so a flush never waits behind a long merge. Output file numbers are reserved in
  *   `pendingOutputs` so that obsolete-file deletion never removes a table being written.
  * - Manual. `compactRange` pauses automatic compaction, flushes, then compacts each level of the
- *   range into the next, down to the deepest level holding data there.
+ *   range into the next, down to the deepest level holding data there. Manual compactions queue
+ *   behind each other (one chain): each picks its inputs only once the one before it is installed.
+ *
+ * Invariants. At most one merge runs at a time, and no compaction is chosen whose inputs a running
+ * merge holds (`#beingCompacted`): two merges of one file would both install, and the second
+ * install would find its inputs gone. Every job ends in exactly one of: installed, failed
+ * (latched), or discarded because an error was latched meanwhile — after a latched error nothing
+ * is installed (LevelDB stops all background work at bg_error_): the MANIFEST may be what failed,
+ * and the WAL still holds whatever a discarded flush held.
  *
  * Failures (a disk error, a corrupt input table) are latched as the database's background error:
  * writes fail with it, reads go on, and the files of the failed job are removed.
@@ -23,8 +31,10 @@ import type { FlushJob, JobResult, TableShape } from '../compaction/jobs.js';
 import { outputBound } from '../compaction/compaction.js';
 import { InlineRunner, WorkerRunner, type JobRunner } from '../compaction/runner.js';
 import type { SieveError } from '../errors.js';
+import type { FileSystem } from '../fs/file-system.js';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import type { ResolvedOptions } from '../options.js';
+import { tableFileName } from '../version/filenames.js';
 import type { Version } from '../version/version.js';
 import { VersionEdit, NUM_LEVELS, type FileMetaData } from '../version/version-edit.js';
 import type { VersionSet } from '../version/version-set.js';
@@ -47,6 +57,11 @@ export interface BackgroundHost {
   latch(err: unknown): SieveError;
   /** True once a background error is latched or the database is closing. */
   stopped(): boolean;
+  /**
+   * The latched background error, or null (closing is not an error: a flush finishing during
+   * close is still installed). When absent, a stop seen before `close()` counts as latched.
+   */
+  backgroundError?(): SieveError | null;
   deleteObsoleteFiles(): void;
 }
 
@@ -66,10 +81,17 @@ export class BackgroundWork {
   readonly pendingOutputs = new Set<number>();
   /** levelWork[region][level]: compactions into that level since open. */
   readonly levelWork: LevelWork[][];
+  /** Numbers of the input tables of the running merge (file numbers are unique across regions). */
+  readonly #beingCompacted = new Set<number>();
   #flushing = false;
   #compacting = false;
-  #manual = false;
+  /** Manual compactions running or queued: automatic compaction waits while any is. */
+  #manualCount = 0;
+  /** The end of the manual-compaction chain: the next compactRange starts once it settles. */
+  #manualTail: Promise<void> = Promise.resolve();
   #closing = false;
+  /** This object latched an error itself (the host may latch others: see #errorLatched). */
+  #latched = false;
   #waiters: (() => void)[] = [];
 
   constructor(host: BackgroundHost) {
@@ -88,8 +110,10 @@ export class BackgroundWork {
       tableFilter: filterChoice(options.tableFilterPolicy),
       filterScope: options.filterScope,
     };
-    this.#flushRunner = useWorkers ? new WorkerRunner() : new InlineRunner(options.fs);
-    this.#compactRunner = useWorkers ? new WorkerRunner() : new InlineRunner(options.fs);
+    // A worker that cannot start says so in the LOG, and its jobs run on this thread instead.
+    const report = (message: string): void => host.info.log(message);
+    this.#flushRunner = useWorkers ? new WorkerRunner({ name: 'flush', fs: options.fs, report }) : new InlineRunner(options.fs);
+    this.#compactRunner = useWorkers ? new WorkerRunner({ name: 'compaction', fs: options.fs, report }) : new InlineRunner(options.fs);
     this.#inline = !useWorkers;
   }
 
@@ -122,6 +146,34 @@ export class BackgroundWork {
     const waiters = this.#waiters;
     this.#waiters = [];
     for (const w of waiters) w();
+  }
+
+  #latch(err: unknown): SieveError {
+    this.#latched = true;
+    return this.#host.latch(err);
+  }
+
+  /** True once a background error is latched: from then on no job's result is installed. */
+  #errorLatched(): boolean {
+    const host = this.#host;
+    if (host.backgroundError !== undefined) return host.backgroundError() !== null;
+    // stopped() is "latched or closed"; close() sets #closing before it waits for running jobs.
+    return this.#latched || (host.stopped() && !this.#closing);
+  }
+
+  /**
+   * Removes tables a job wrote that no VersionEdit ever named (the job's result was discarded):
+   * no MANIFEST can name them. Best effort: a reopen removes what is left.
+   */
+  #removeUnnamed(dir: string, numbers: readonly number[]): void {
+    const fs: FileSystem = this.#host.options.fs;
+    for (const n of numbers) {
+      try {
+        fs.remove(tableFileName(dir, n));
+      } catch {
+        // left for the next open's obsolete-file deletion
+      }
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -168,7 +220,7 @@ export class BackgroundWork {
         if (failed !== undefined) {
           for (const n of numbers) this.pendingOutputs.delete(n);
           this.#flushing = false;
-          host.latch(failed);
+          this.#latch(failed);
           this.#notify();
           return;
         }
@@ -179,10 +231,22 @@ export class BackgroundWork {
 
   #installFlush(edit: VersionEdit, numbers: number[]): void {
     const host = this.#host;
+    if (this.#errorLatched()) {
+      // The memtables stay (reads go on) and so does their WAL: a reopen replays it.
+      host.info.log(`flush to tables ${numbers.join(', ') || '(none)'} discarded: a background error is latched`);
+      for (const region of host.regions) {
+        const added = edit.newFiles.filter((f) => f.region === region.index).map((f) => f.file.number);
+        if (added.length > 0) this.#removeUnnamed(region.dir, added);
+      }
+      for (const n of numbers) this.pendingOutputs.delete(n);
+      this.#flushing = false;
+      this.#notify();
+      return;
+    }
     try {
       host.versions.logAndApply(edit);
     } catch (err) {
-      host.latch(err);
+      this.#latch(err);
     } finally {
       for (const n of numbers) this.pendingOutputs.delete(n);
       this.#flushing = false;
@@ -225,15 +289,27 @@ export class BackgroundWork {
     };
   }
 
-  /** Starts the most urgent compaction, if one is due and none runs. Moves are installed at once. */
+  /** True if a running merge holds one of the files `choice` would compact or move. */
+  #holdsInputs(choice: CompactionChoice): boolean {
+    if (choice.kind === 'none') return false;
+    if (choice.kind === 'move') return this.#beingCompacted.has(choice.file.number);
+    return choice.inputs.some((files) => files.some((f) => this.#beingCompacted.has(f.number)));
+  }
+
+  /**
+   * Starts the most urgent compaction, if one is due, no merge runs and no manual compaction is
+   * running or queued. Moves are installed at once. A choice whose inputs a running merge holds is
+   * passed over (the picker does not know what runs; this is where that is decided).
+   */
   maybeCompact(): void {
     const host = this.#host;
-    while (!this.#compacting && !this.#manual && !this.#closing && !host.stopped()) {
+    while (!this.#compacting && this.#manualCount === 0 && !this.#closing && !host.stopped()) {
       let best: CompactionChoice = { kind: 'none' };
       let bestScore = 0;
       const version = host.versions.current;
       for (let r = 0; r < host.regions.length; r++) {
         const choice = pickCompaction(version, r, host.versions.compactPointers[r]!, host.options, this.#isClean(r));
+        if (this.#holdsInputs(choice)) continue;
         const score = choice.kind === 'merge' ? choice.score : choice.kind === 'move' ? Infinity : 0;
         if (choice.kind !== 'none' && score > bestScore) {
           best = choice;
@@ -252,12 +328,13 @@ export class BackgroundWork {
 
   #installMove(choice: Extract<CompactionChoice, { kind: 'move' }>): void {
     const host = this.#host;
+    if (this.#errorLatched()) return;
     const edit = new VersionEdit().deleteFile(choice.level, choice.file.number, choice.region).addFile(choice.level + 1, choice.file, choice.region);
     try {
       host.versions.logAndApply(edit);
       host.info.log(`moved table ${choice.file.number} of region ${choice.region} from level ${choice.level} to ${choice.level + 1}`);
     } catch (err) {
-      host.latch(err);
+      this.#latch(err);
     }
     this.#notify();
   }
@@ -282,10 +359,16 @@ export class BackgroundWork {
     return bytes;
   }
 
-  /** Runs one merge on the compaction runner; `then` runs after it is installed (or failed). */
+  /**
+   * Runs one merge on the compaction runner; `then` runs after it is installed, failed or
+   * discarded. Requires: no merge running, and none of the choice's inputs held.
+   */
   #runMerge(choice: Extract<CompactionChoice, { kind: 'merge' }>, then: () => void): void {
     const host = this.#host;
     const { region, level, inputs, grandparents } = choice;
+    if (this.#compacting || this.#holdsInputs(choice)) throw new Error('a merge was started while another holds its inputs');
+    const inputNumbers = [...inputs[0], ...inputs[1]].map((f) => f.number);
+    for (const n of inputNumbers) this.#beingCompacted.add(n);
     const version: Version = host.versions.current.ref();
     const outputBytes = this.#outputEstimate(region, [...inputs[0], ...inputs[1]]);
     const outputNumbers = Array.from({ length: outputBound(outputBytes, host.options.maxFileSize, grandparents.length) }, () =>
@@ -326,10 +409,14 @@ export class BackgroundWork {
         this.#compacting = false;
         try {
           if (err !== undefined) {
-            host.latch(err);
+            this.#latch(err);
             host.info.log(`compaction of region ${region} level ${level} failed: ${(err as Error).message}`);
+          } else if (this.#errorLatched()) {
+            host.info.log(`compaction of region ${region} level ${level} discarded: a background error is latched`);
+            if (result?.kind === 'compact') this.#removeUnnamed(host.regions[region]!.dir, result.outcome.outputs.map((f) => f.number));
           } else this.#installMerge(choice, result!);
         } finally {
+          for (const n of inputNumbers) this.#beingCompacted.delete(n);
           for (const n of outputNumbers) this.pendingOutputs.delete(n);
         }
         this.#deleteObsolete();
@@ -352,7 +439,7 @@ export class BackgroundWork {
     try {
       host.versions.logAndApply(edit);
     } catch (err) {
-      host.latch(err);
+      this.#latch(err);
       return;
     }
     const work = this.levelWork[region]![level + 1]!;
@@ -373,40 +460,51 @@ export class BackgroundWork {
     }
   }
 
-  /** Resolves when no automatic compaction is running. */
+  /** Resolves when no merge runs. */
   async #whenCompactionIdle(): Promise<void> {
     while (this.#compacting) await this.whenProgress();
   }
 
   /**
    * Compacts [begin, end] (user keys; undefined = unbounded) of every region down to the deepest
-   * level holding data there. The caller has flushed the memtables. Throws the latched error if
-   * a step fails.
+   * level holding data there. The caller has flushed the memtables. Calls queue: each starts once
+   * the one before it has settled, and picks its inputs from the version that one left. Resolves
+   * early, without an error of its own, once the database stops (the caller reports the latched
+   * error).
    */
-  async compactRange(begin: Uint8Array | undefined, end: Uint8Array | undefined): Promise<void> {
+  compactRange(begin: Uint8Array | undefined, end: Uint8Array | undefined): Promise<void> {
+    this.#manualCount++;
+    const run = this.#manualTail.then(() => this.#compactRangeNow(begin, end));
+    this.#manualTail = run.then(
+      () => {},
+      () => {},
+    );
+    return run.finally(() => {
+      this.#manualCount--;
+      this.maybeCompact();
+    });
+  }
+
+  async #compactRangeNow(begin: Uint8Array | undefined, end: Uint8Array | undefined): Promise<void> {
     const host = this.#host;
-    this.#manual = true;
-    try {
-      await this.#whenCompactionIdle();
-      await this.whenFlushed();
-      for (let region = 0; region < host.regions.length; region++) {
-        // As LevelDB: level 0 always goes down to level 1, deeper data as far as it reaches.
-        let deepest = 1;
-        for (let level = 1; level < NUM_LEVELS; level++) {
-          if (host.versions.current.overlapsLevel(region, level, begin, end)) deepest = level;
-        }
-        for (let level = 0; level < deepest; level++) {
-          for (;;) {
-            if (host.stopped()) return;
-            const choice = pickRangeCompaction(host.versions.current, region, level, begin, end, host.options);
-            if (choice.kind !== 'merge') break;
-            await new Promise<void>((resolve) => this.#runMerge(choice, resolve));
-          }
+    await this.whenFlushed();
+    await this.#whenCompactionIdle(); // a merge that runs may move data deeper: measure after it
+    for (let region = 0; region < host.regions.length; region++) {
+      // As LevelDB: level 0 always goes down to level 1, deeper data as far as it reaches.
+      let deepest = 1;
+      for (let level = 1; level < NUM_LEVELS; level++) {
+        if (host.versions.current.overlapsLevel(region, level, begin, end)) deepest = level;
+      }
+      for (let level = 0; level < deepest; level++) {
+        for (;;) {
+          // An automatic merge started before this call may still run: pick from what it leaves.
+          await this.#whenCompactionIdle();
+          if (host.stopped() || this.#closing) return;
+          const choice = pickRangeCompaction(host.versions.current, region, level, begin, end, host.options);
+          if (choice.kind !== 'merge') break;
+          await new Promise<void>((resolve) => this.#runMerge(choice, resolve));
         }
       }
-    } finally {
-      this.#manual = false;
-      this.maybeCompact();
     }
   }
 
