@@ -45,7 +45,8 @@ function checkWriteOptions(options: WriteOptions | undefined): boolean {
   return options.sync === true;
 }
 
-function batchOf(operations: readonly BatchOperation[]): WriteBatch {
+/** Encodes `operations`; stops with INVALID_ARGUMENT as soon as the encoding passes `maxBytes`. */
+function batchOf(operations: readonly BatchOperation[], maxBytes: number): WriteBatch {
   if (!Array.isArray(operations)) throw invalidArgument('batch operations must be an array');
   const batch = new WriteBatch();
   for (const op of operations) {
@@ -53,8 +54,26 @@ function batchOf(operations: readonly BatchOperation[]): WriteBatch {
     if (op.type === 'put') batch.put(toBytes(op.key, 'key'), toBytes(op.value, 'value'));
     else if (op.type === 'del') batch.del(toBytes(op.key, 'key'));
     else throw invalidArgument(`unknown batch operation type ${String((op as { type: unknown }).type)}`);
+    if (batch.byteLength > maxBytes) throw invalidArgument(`the batch is over maxBatchSize (${maxBytes} bytes) after ${batch.count} operations`);
   }
   return batch;
+}
+
+/** A router must be a RegionRouter: a name, regions 0..n-1 and a regionOf function. */
+function checkRouter(router: unknown): void {
+  const r = router as RegionRouter | null;
+  if (
+    r === null ||
+    typeof r !== 'object' ||
+    typeof r.name !== 'string' ||
+    r.name === '' ||
+    typeof r.regionOf !== 'function' ||
+    !Array.isArray(r.regions) ||
+    r.regions.length === 0 ||
+    !r.regions.every((n, i) => n === i)
+  ) {
+    throw invalidArgument('option router must be a RegionRouter: { name: string, regions: [0, 1, …, n-1], regionOf(key): number }');
+  }
 }
 
 export class DB {
@@ -74,6 +93,7 @@ export class DB {
     if (typeof dir !== 'string' || dir === '') throw invalidArgument('dir must be a non-empty string');
     if (options !== undefined && options !== null && typeof options !== 'object') throw invalidArgument('options must be an object');
     const { router, ...rest } = options ?? {};
+    if (router !== undefined) checkRouter(router);
     const resolved = resolveOptions(rest);
     return new DB(router === undefined ? DBImpl.open(dir, resolved) : DBImpl.open(dir, resolved, router));
   }
@@ -123,7 +143,7 @@ export class DB {
   batch(operations: readonly BatchOperation[], options?: WriteOptions): Promise<void> {
     try {
       this.#checkOpen();
-      return this.#impl.write(batchOf(operations), checkWriteOptions(options));
+      return this.#impl.write(batchOf(operations, this.#impl.options.maxBatchSize), checkWriteOptions(options));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -131,7 +151,7 @@ export class DB {
 
   batchSync(operations: readonly BatchOperation[], options?: WriteOptions): void {
     this.#checkOpen();
-    this.#impl.writeSync(batchOf(operations), checkWriteOptions(options));
+    this.#impl.writeSync(batchOf(operations, this.#impl.options.maxBatchSize), checkWriteOptions(options));
   }
 
   /** The value of `key` (an owned Buffer), or undefined if it is absent. */
@@ -158,7 +178,7 @@ export class DB {
     if (!(snapshot instanceof Snapshot)) {
       throw invalidArgument('option snapshot must come from db.snapshot()');
     }
-    snapshot.check();
+    snapshot.check(this.#impl.snapshots);
     return snapshot.sequence;
   }
 

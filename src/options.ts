@@ -19,8 +19,11 @@ export interface Options {
   /** Fail with INVALID_ARGUMENT if a database already exists. @defaultValue false */
   errorIfExists?: boolean;
   /**
-   * Treat damage anywhere but a torn WAL tail as CORRUPTION. With `false`, a damaged WAL record
-   * is skipped and counted in the info log (LOG) instead. @defaultValue true
+   * A damaged WAL record (anything but a torn tail of the newest WAL) fails the open with
+   * CORRUPTION. With `false`, only the damaged bytes are skipped, counted in `sievekv.stats` and
+   * LOG, and the WAL is kept in `lost/`. A damaged MANIFEST, CURRENT or table is CORRUPTION
+   * either way. @defaultValue true (LevelDB's default is false; losing acknowledged writes
+   * silently is not a default we want)
    */
   paranoidChecks?: boolean;
   /**
@@ -79,6 +82,14 @@ export interface Options {
   verifyChecksums?: boolean;
   /** Bits per key of the memtable's own bloom, which answers misses without a search. @defaultValue 10 */
   memtableBloomBitsPerKey?: number;
+  /**
+   * The largest write batch (its encoding: 12 bytes plus each entry's key, value and a few bytes
+   * of lengths) a write may carry; a larger one, or a single value that large, is refused with
+   * INVALID_ARGUMENT before anything is written. A batch is held whole in memory several times
+   * over on its way (the operations, the encoding, the WAL record, the memtable): about 5× its
+   * size at peak. @defaultValue 64 MiB
+   */
+  maxBatchSize?: number;
   /** Where the bytes go. @defaultValue the real file system (NodeFileSystem) */
   fs?: FileSystem;
 }
@@ -104,6 +115,7 @@ export interface ResolvedOptions {
   readonly levelMultiplier: number;
   readonly verifyChecksums: boolean;
   readonly memtableBloomBitsPerKey: number;
+  readonly maxBatchSize: number;
   readonly fs: FileSystem;
 }
 
@@ -111,7 +123,7 @@ const KNOWN = new Set<string>([
   'createIfMissing', 'errorIfExists', 'paranoidChecks', 'writeBufferSize', 'blockSize',
   'blockRestartInterval', 'compression', 'filterPolicy', 'tableFilterPolicy', 'filterScope', 'blockCacheSize',
   'maxOpenFiles', 'maxFileSize', 'l0CompactionTrigger', 'l0SlowdownTrigger', 'l0StopTrigger',
-  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'fs',
+  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'fs',
 ]);
 
 const COMPRESSION: Record<CompressionName, CompressionType> = {
@@ -155,11 +167,11 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key)) throw invalidArgument(`unknown option ${key}`);
   }
-  const compression = options.compression ?? 'lz4';
-  if (!(compression in COMPRESSION)) {
+  const compression = options.compression === undefined ? 'lz4' : options.compression;
+  if (typeof compression !== 'string' || !Object.hasOwn(COMPRESSION, compression)) {
     throw invalidArgument(`option compression must be 'none', 'snappy' or 'lz4', got ${String(compression)}`);
   }
-  const filterScope = options.filterScope ?? 'both';
+  const filterScope = options.filterScope === undefined ? 'both' : options.filterScope;
   if (filterScope !== 'block' && filterScope !== 'table' && filterScope !== 'both') {
     throw invalidArgument(`option filterScope must be 'block', 'table' or 'both', got ${String(filterScope)}`);
   }
@@ -197,6 +209,7 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
     levelMultiplier: int(options, 'levelMultiplier', 10, 2, 1000),
     verifyChecksums: bool(options, 'verifyChecksums', true),
     memtableBloomBitsPerKey: int(options, 'memtableBloomBitsPerKey', 10, 0, 64),
+    maxBatchSize: int(options, 'maxBatchSize', 64 * 1024 * 1024, 1024, 1 << 30),
     fs,
   };
   if (!(resolved.l0CompactionTrigger <= resolved.l0SlowdownTrigger && resolved.l0SlowdownTrigger <= resolved.l0StopTrigger)) {

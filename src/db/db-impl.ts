@@ -44,24 +44,31 @@ import { DBStats } from './stats.js';
 import { TableAccess } from './table-access.js';
 import { flushMemTable } from '../compaction/jobs.js';
 import { BackgroundWork } from './background.js';
+import type { EntryIterator } from '../iterator/entry-iterator.js';
 import { BlockCache } from '../sstable/block-cache.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { singleRegionRouter } from '../shard/region-router.js';
 
-/** Queued writers of one group commit. */
+/** A write in the queue. `settle` is called once: with undefined when it is visible (and durable if `sync`), or with its error. */
 interface Writer {
-  batch: WriteBatch;
-  sync: boolean;
-  resolve: () => void;
-  reject: (err: unknown) => void;
+  readonly batch: WriteBatch;
+  readonly sync: boolean;
+  readonly settle: (err: unknown) => void;
 }
 
-/** A group whose WAL record is written and whose fdatasync is in flight. */
-interface PendingGroup {
-  batch: WriteBatch;
-  writers: Writer[];
+/** Writers committed together: one WAL record, one fdatasync. */
+interface Group {
+  readonly writers: Writer[];
+  readonly batch: WriteBatch;
+  readonly sync: boolean;
+  /** In the memtables and visible. */
   applied: boolean;
+  /** Set if the group failed (every member gets it). */
+  error: unknown;
 }
+
+/** A sync twin's write not yet settled. */
+const PENDING: unique symbol = Symbol('pending');
 
 /** A group stops growing past this many bytes (LevelDB: 1 MiB), so one writer's latency stays bounded. */
 const MAX_GROUP_BYTES = 1 << 20;
@@ -70,6 +77,8 @@ const RESOLVED = Promise.resolve();
 export class DBImpl {
   readonly stats: DBStats;
   readonly snapshots = new SnapshotList();
+  /** Iterators not yet closed: the database ends them when it closes. */
+  readonly openIterators = new Set<EntryIterator>();
   readonly regions: Region[];
   readonly tables: TableAccess[];
   readonly #versions: VersionSet;
@@ -80,9 +89,12 @@ export class DBImpl {
   #logNumber = 0;
   #bgError: SieveError | null = null;
   #closed = false;
-  #queue: Writer[] = [];
-  #draining = false;
-  #pending: PendingGroup | null = null;
+  /** The writer queue (see "Write path"). */
+  #writers: Writer[] = [];
+  /** The async leader running the queue, if any. */
+  #leader: Promise<void> | null = null;
+  /** The group whose WAL record is written and whose asynchronous fdatasync is in flight. */
+  #syncing: Group | null = null;
   readonly #bg: BackgroundWork;
   /** Reused to encode single-entry writes (putSync/delSync and unsynced put/del): no batch per write. */
   readonly #single = new WriteBatch();
@@ -115,6 +127,7 @@ export class DBImpl {
       info,
       latch: (err) => this.#latch(err),
       stopped: () => this.#bgError !== null || this.#closed,
+      backgroundError: () => this.#bgError,
       deleteObsoleteFiles: () => this.#deleteObsoleteFiles(),
     });
   }
@@ -274,36 +287,55 @@ export class DBImpl {
     });
   }
 
+  // One writer queue, as LevelDB's `writers_`. Every write joins it, async ones and sync twins
+  // alike; the writer at the front forms a group of the writers behind it, appends the group to
+  // the WAL as one record, fdatasyncs if any member asked, applies it and settles the members in
+  // order; an error reaches every member of its group. Two drivers run the queue:
+  // - the async leader (#lead), started by the first async writer to find the queue idle; it
+  //   awaits room (a flush, a level-0 stall) and the group's fdatasync without blocking the thread;
+  // - a sync twin (#runQueueUntil), which cannot await: it finishes the group whose fdatasync is in
+  //   flight with a blocking one, then runs the groups ahead of it, and its own, blocking.
+  // Shortcut: an unsynced write that finds the queue empty and no group in flight commits at once.
+
+  /** Commits `batch`; resolves when it is visible (and durable, if `sync`). */
+  write(batch: WriteBatch, sync: boolean): Promise<void> {
+    try {
+      this.#checkWritable();
+      this.#checkBatch(batch);
+      if (!sync && this.#idle()) {
+        this.#commit(batch, false, true);
+        return RESOLVED;
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.#writers.push({ batch, sync, settle: (err) => (err === undefined ? resolve() : reject(err)) });
+      this.#leader ??= this.#lead();
+    });
+  }
+
   /**
-   * Commits `batch` now: WAL append (and a blocking fdatasync when `sync`), memtables, visibility.
-   * Async writes issued before this call come first (their group's fdatasync and the queue behind
-   * it are finished here, blocking), so writes apply in the order they were called.
+   * The synchronous twin of `write`: commits `batch` now, after every write issued before it (their
+   * fdatasync, if one is in flight, is finished here, blocking), so writes apply in call order.
    */
   writeSync(batch: WriteBatch, sync: boolean): void {
     this.#checkWritable();
-    if (this.#pending !== null) this.#finishPendingSync();
-    this.#commitQueuedNow();
-    this.#commit(batch, sync, true);
+    this.#checkBatch(batch);
+    if (this.#idle()) {
+      this.#commit(batch, sync, true);
+      return;
+    }
+    this.#runQueueUntil(batch, sync);
   }
 
   /**
-   * One put (`type` VALUE) or delete, committed now like `writeSync`, without a WriteBatch per
-   * call and without decoding what was just encoded: the WAL record is built in a reused batch
-   * and the entry goes straight into its region's memtable.
-   */
-  writeOneSync(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): void {
-    this.#checkWritable();
-    if (this.#pending !== null) this.#finishPendingSync();
-    this.#commitQueuedNow();
-    this.#commitOne(type, key, value, sync);
-  }
-
-  /**
-   * One put or delete through the async API. Unsynced with nothing queued and no wait needed, it
-   * commits at once like `writeOneSync`; otherwise it joins the queue as a batch of one.
+   * One put (`type` VALUE) or delete through the async API: with the queue idle and unsynced it
+   * commits at once, encoded in a reused batch (no WriteBatch per call); otherwise it joins the
+   * queue as a batch of one.
    */
   writeOne(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): Promise<void> {
-    if (!sync && !this.#draining && this.#queue.length === 0 && this.#closed === false && this.#bgError === null && !this.#mustWait()) {
+    if (!sync && this.#closed === false && this.#bgError === null && this.#idle()) {
       try {
         this.#commitOne(type, key, value, false);
         return RESOLVED;
@@ -317,14 +349,38 @@ export class DBImpl {
     return this.write(batch, sync);
   }
 
+  /** The synchronous twin of `writeOne`. */
+  writeOneSync(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): void {
+    this.#checkWritable();
+    if (this.#idle()) {
+      this.#commitOne(type, key, value, sync);
+      return;
+    }
+    const batch = new WriteBatch();
+    if (type === ValueType.VALUE) batch.put(key, value);
+    else batch.del(key);
+    this.writeSync(batch, sync);
+  }
+
+  /** True if a write may commit at once: nobody queued, no group in flight, no reason to wait. */
+  #idle(): boolean {
+    return this.#writers.length === 0 && this.#syncing === null && this.#leader === null && !this.#mustWait();
+  }
+
+  /**
+   * `#commit` of one put or delete, without a WriteBatch per call and without decoding what was
+   * just encoded: the WAL record is built in a reused batch and the entry goes straight into its
+   * region's memtable.
+   */
   #commitOne(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): void {
-    this.#makeRoomForWrite();
-    const versions = this.#versions;
-    const seq = versions.lastSequence + 1;
     const batch = this.#single;
     batch.clear();
     if (type === ValueType.VALUE) batch.put(key, value);
     else batch.del(key);
+    this.#checkBatch(batch);
+    this.#makeRoomForWrite();
+    const versions = this.#versions;
+    const seq = versions.lastSequence + 1;
     batch.setSequence(seq);
     const rep = batch.contents();
     try {
@@ -340,12 +396,32 @@ export class DBImpl {
     versions.lastSequence = seq;
   }
 
-  /** Takes the next group of queued writers: at least one, at most MAX_GROUP_BYTES of batches. */
-  #takeGroup(): { writers: Writer[]; batch: WriteBatch; sync: boolean } {
+  /**
+   * Refuses, before anything is written, a batch over `maxBatchSize` and (sharded) a key the
+   * router sends to no region: a failure after the WAL append would leave half a batch applied.
+   */
+  #checkBatch(batch: WriteBatch): void {
+    if (batch.byteLength > this.options.maxBatchSize) {
+      throw invalidArgument(`a batch of ${batch.byteLength} bytes is over maxBatchSize (${this.options.maxBatchSize} bytes)`);
+    }
+    if (this.regions.length === 1) return;
+    const router = this.router;
+    const n = this.regions.length;
+    forEachBatchEntry(batch.contents(), (_type, key) => {
+      const r = router.regionOf(key);
+      if (!Number.isInteger(r) || r < 0 || r >= n) {
+        throw invalidArgument(`router ${JSON.stringify(router.name)} sent a key to region ${String(r)}; it has regions 0..${n - 1}`);
+      }
+    });
+  }
+
+  /** Takes the group at the front of the queue: at least one writer, at most MAX_GROUP_BYTES of batches. */
+  #takeGroup(): Group {
+    const queue = this.#writers;
     const writers: Writer[] = [];
     let bytes = 0;
-    while (this.#queue.length > 0 && (writers.length === 0 || bytes + this.#queue[0]!.batch.byteLength <= MAX_GROUP_BYTES)) {
-      const w = this.#queue.shift()!;
+    while (queue.length > 0 && (writers.length === 0 || bytes + queue[0]!.batch.byteLength <= MAX_GROUP_BYTES)) {
+      const w = queue.shift()!;
       writers.push(w);
       bytes += w.batch.byteLength;
     }
@@ -354,116 +430,98 @@ export class DBImpl {
       batch = new WriteBatch();
       for (const w of writers) batch.append(w.batch);
     }
-    return { writers, batch, sync: writers.some((w) => w.sync) };
+    return { writers, batch, sync: writers.some((w) => w.sync), applied: false, error: undefined };
   }
 
-  /** Commits every queued writer now, in order, with blocking syncs; rethrows the first failure. */
-  #commitQueuedNow(): void {
-    while (this.#queue.length > 0) {
-      const { writers, batch, sync } = this.#takeGroup();
-      try {
-        this.#checkWritable();
-        this.#commit(batch, sync, true);
-      } catch (err) {
-        for (const w of writers) w.reject(err);
-        throw err;
-      }
-      for (const w of writers) w.resolve();
-    }
-  }
-
-  /** Commits `batch`; resolves when it is visible (and durable, if `sync`). */
-  write(batch: WriteBatch, sync: boolean): Promise<void> {
+  /** The async driver of the queue: runs groups until the queue is empty. */
+  async #lead(): Promise<void> {
     try {
-      this.#checkWritable();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    if (!sync && !this.#draining && this.#queue.length === 0 && !this.#mustWait()) {
-      try {
-        this.#commit(batch, false, true);
-        return RESOLVED;
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ batch, sync, resolve, reject });
-      if (!this.#draining) void this.#drain();
-    });
-  }
-
-  async #drain(): Promise<void> {
-    this.#draining = true;
-    try {
-      while (this.#queue.length > 0) {
+      while (this.#writers.length > 0) {
         // Await only when there is something to wait for: a needless await would let writes
         // issued meanwhile join this group instead of forming the next.
         if (this.#mustWait()) {
           await this.#waitForRoom();
-          // A synchronous writer may have committed the queue while this one waited.
-          if (this.#queue.length === 0) break;
+          if (this.#writers.length === 0) break; // a sync twin ran the queue meanwhile
         }
-        const { writers, batch, sync } = this.#takeGroup();
+        const group = this.#takeGroup();
+        if (!group.sync) {
+          this.#runGroup(group, true);
+          continue;
+        }
+        if (!this.#runGroup(group, false)) continue;
+        this.#syncing = group;
         try {
-          this.#checkWritable();
-          if (!sync) {
-            this.#commit(batch, false, true);
-            for (const w of writers) w.resolve();
-            continue;
-          }
-          this.#commit(batch, false, false);
-          const group: PendingGroup = { batch, writers, applied: false };
-          this.#pending = group;
-          try {
-            await this.#log!.syncAsync();
-          } catch (err) {
-            if (!group.applied) throw this.#latch(err);
-          }
-          if (this.#pending === group) this.#pending = null;
-          this.#applyGroup(group);
-          for (const w of writers) w.resolve();
+          await this.#log!.syncAsync();
         } catch (err) {
-          for (const w of writers) w.reject(err);
+          // Reported even if a sync twin already made the group durable and visible meanwhile:
+          // a failed fdatasync is never swallowed.
+          group.error ??= this.#latch(err);
         }
+        if (this.#syncing === group) this.#syncing = null;
+        this.#finishGroup(group);
       }
     } finally {
-      this.#draining = false;
+      this.#leader = null;
     }
-  }
-
-  /** A synchronous caller met a group waiting for its fdatasync: make it durable and visible now. */
-  #finishPendingSync(): void {
-    const group = this.#pending!;
-    this.#pending = null;
-    try {
-      this.#log!.sync();
-    } catch (err) {
-      throw this.#latch(err);
-    }
-    this.#applyGroup(group);
-  }
-
-  #applyGroup(group: PendingGroup): void {
-    if (group.applied) return;
-    group.applied = true;
-    // An empty group (empty batches only) took no sequence numbers: nothing to apply or publish.
-    if (group.batch.count === 0) return;
-    const rep = group.batch.contents();
-    this.#applyBatch(rep, group.batch.sequence);
-    this.#versions.lastSequence = group.batch.sequence + group.batch.count - 1;
   }
 
   /**
-   * Assigns sequence numbers, appends the WAL record (syncing if `sync`), and — when `apply` —
-   * inserts into the memtables and makes the batch visible. A WAL failure is latched.
+   * A sync twin's driver: finishes the group in flight, then runs the queue (blocking) up to and
+   * including its own write; throws that write's error.
+   */
+  #runQueueUntil(batch: WriteBatch, sync: boolean): void {
+    let outcome: unknown = PENDING;
+    this.#writers.push({ batch, sync, settle: (err) => (outcome = err) });
+    if (this.#syncing !== null) {
+      const group = this.#syncing;
+      this.#syncing = null;
+      try {
+        this.#log!.sync();
+      } catch (err) {
+        group.error ??= this.#latch(err);
+      }
+      // Its members are settled by the leader when its own fdatasync returns.
+      if (group.error === undefined) this.#apply(group);
+    }
+    while (outcome === PENDING) this.#runGroup(this.#takeGroup(), true);
+    if (outcome !== undefined) throw outcome;
+  }
+
+  /**
+   * Writes `group`: room, sequence numbers, WAL append (with a blocking fdatasync if `blocking`
+   * and the group asked for one); if `blocking`, also applies it and settles its members. Returns
+   * false if it failed (its members are then settled with the error).
+   */
+  #runGroup(group: Group, blocking: boolean): boolean {
+    try {
+      this.#checkWritable();
+      this.#commit(group.batch, blocking && group.sync, blocking);
+      group.applied = blocking;
+    } catch (err) {
+      group.error = err;
+      this.#finishGroup(group);
+      return false;
+    }
+    if (blocking) this.#finishGroup(group);
+    return true;
+  }
+
+  /** Settles every member of `group`, in order: with its error, or applied. */
+  #finishGroup(group: Group): void {
+    if (group.error === undefined) this.#apply(group);
+    for (const w of group.writers) w.settle(group.error);
+  }
+
+  /**
+   * Assigns sequence numbers and appends the WAL record (with a blocking fdatasync if `sync`); if
+   * `apply`, also inserts it into the memtables and makes it visible. A WAL failure is latched.
+   * An empty batch takes no sequence numbers.
    */
   #commit(batch: WriteBatch, sync: boolean, apply: boolean): void {
     const count = batch.count;
     if (count === 0) return;
     this.#makeRoomForWrite();
-    const versions = this.#versions;
-    const seq = versions.lastSequence + 1;
+    const seq = this.#versions.lastSequence + 1;
     batch.setSequence(seq);
     const rep = batch.contents();
     try {
@@ -474,9 +532,28 @@ export class DBImpl {
     }
     this.stats.writes += count;
     this.stats.bytesWritten += rep.length;
-    if (!apply) return;
-    this.#applyBatch(rep, seq);
-    versions.lastSequence = seq + count - 1;
+    if (apply) this.#publish(batch);
+  }
+
+  /** Inserts a group written by the leader into the memtables and makes it visible; once. */
+  #apply(group: Group): void {
+    if (group.applied) return;
+    group.applied = true;
+    this.#publish(group.batch);
+  }
+
+  /** Inserts a batch whose WAL record is written into the memtables, then advances lastSequence. */
+  #publish(batch: WriteBatch): void {
+    const count = batch.count;
+    if (count === 0) return;
+    const seq = batch.sequence;
+    this.#applyBatch(batch.contents(), seq);
+    this.#versions.lastSequence = seq + count - 1;
+  }
+
+  /** Runs every queued write now, blocking (flush and close need the queue empty). */
+  #runQueueNow(): void {
+    if (this.#syncing !== null || this.#writers.length > 0) this.#runQueueUntil(new WriteBatch(), false);
   }
 
   #memoryUsage(): number {
@@ -679,8 +756,7 @@ export class DBImpl {
   /** Flushes the memtables to level 0; resolves once their tables are installed. */
   async flush(): Promise<void> {
     this.#checkWritable();
-    if (this.#pending !== null) this.#finishPendingSync();
-    this.#commitQueuedNow();
+    this.#runQueueNow();
     this.#makeRoomForWrite(true);
     await this.#bg.whenFlushed();
     if (this.#bgError !== null) throw this.#bgError;
@@ -712,8 +788,9 @@ export class DBImpl {
   /** Waits for queued writes, then closes every file and releases the lock. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    while (this.#draining) await new Promise((r) => setImmediate(r));
+    while (this.#leader !== null) await this.#leader;
     this.#closed = true;
+    for (const it of [...this.openIterators]) it.end();
     await this.#bg.close(); // a running flush or compaction is finished and installed first
     this.#closeFiles();
     this.#lock.release();

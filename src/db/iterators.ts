@@ -1,7 +1,8 @@
 /**
  * Builds the user's iterator: one merged view of every region's memtables and tables, pinned
  * (the version is referenced until the iterator closes, so compaction keeps its files) and read
- * at one sequence number (the snapshot's, or the newest at creation).
+ * at one sequence number (the snapshot's, or the newest at creation). The database keeps a set of
+ * the open ones and ends them when it closes.
  */
 import { invalidArgument } from '../errors.js';
 import { createEntryIterator, type EntryIterator } from '../iterator/entry-iterator.js';
@@ -12,7 +13,7 @@ import { MemTableInternalIterator } from '../iterator/memtable-iterator.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
 import { NUM_LEVELS } from '../version/version-edit.js';
 import type { DBImpl } from './db-impl.js';
-import type { Snapshot } from './snapshot.js';
+import { Snapshot } from './snapshot.js';
 
 export interface IteratorOptions extends IteratorRangeOptions {
   /** Iterate the database as it was when the snapshot was taken. */
@@ -27,10 +28,8 @@ export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHa
   const resolved = resolveIteratorOptions(range);
   let sequence = db.lastSequence;
   if (snapshot !== undefined) {
-    if (typeof snapshot !== 'object' || snapshot === null || typeof snapshot.check !== 'function') {
-      throw invalidArgument('option snapshot must come from db.snapshot()');
-    }
-    snapshot.check();
+    if (!(snapshot instanceof Snapshot)) throw invalidArgument('option snapshot must come from db.snapshot()');
+    snapshot.check(db.snapshots);
     sequence = snapshot.sequence;
   }
   const version = db.refCurrentVersion();
@@ -51,5 +50,11 @@ export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHa
     version.unref();
     throw err;
   }
-  return createEntryIterator(new MergingIterator(children), sequence, resolved, () => version.unref());
+  // The database closes what is still open when it closes (later calls are CLOSED).
+  const it = createEntryIterator(new MergingIterator(children), sequence, resolved, () => {
+    db.openIterators.delete(it);
+    version.unref();
+  });
+  db.openIterators.add(it);
+  return it;
 }

@@ -2,7 +2,7 @@
  * Snapshots: a sequence number readers can hold so that they keep seeing the database as it was,
  * and that compaction must respect (it keeps every version a live snapshot can see).
  */
-import { SieveError, ErrorCode } from '../errors.js';
+import { SieveError, ErrorCode, invalidArgument } from '../errors.js';
 
 export class Snapshot {
   #released = false;
@@ -29,8 +29,12 @@ export class Snapshot {
     this.release();
   }
 
-  /** @internal Throws CLOSED if the snapshot was released (using it would read a moving target). */
-  check(): void {
+  /**
+   * @internal Throws INVALID_ARGUMENT if the snapshot is another database's (its sequence means
+   * nothing here), CLOSED if it was released (using it would read a moving target).
+   */
+  check(owner: SnapshotList): void {
+    if (this.list !== owner) throw invalidArgument('the snapshot belongs to another database');
     if (this.#released) throw new SieveError(ErrorCode.CLOSED, 'snapshot was released');
   }
 }

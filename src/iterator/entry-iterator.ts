@@ -11,6 +11,8 @@
  * limit is reached, an error is thrown, a loop exits early (`return()`), or `close()` is called.
  * After that `next()` reports done and `seek()` throws CLOSED. Close iterators you abandon
  * mid-way (a `for` loop's `break` does it for you; `await using` too, via Symbol.asyncDispose).
+ * Closing the database ends every iterator still open (`end()`): after that every call but
+ * `close()` is CLOSED, since the files it read are closed and another process may be writing.
  *
  * `seek(target)` repositions: the next entry is the first ≥ target (≤ target with `reverse`),
  * still within the bounds; the limit counts every entry yielded since the iterator was made.
@@ -44,6 +46,8 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
   readonly #limit: number;
   #count = 0;
   #state: number = UNSTARTED;
+  /** Set when the database ended the iterator: calls are CLOSED rather than done. */
+  #ended = false;
 
   /**
    * @param core the positioned-or-not core view, taken over (closed with this iterator).
@@ -65,7 +69,10 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
   /** The next entry (owned copies), or undefined when done (the iterator is then closed). */
   nextSync(): Entry | undefined {
     const core = this.#core;
-    if (core === null) return undefined;
+    if (core === null) {
+      if (this.#ended) throw new SieveError(ErrorCode.CLOSED, 'the database was closed');
+      return undefined;
+    }
     try {
       if (this.#count >= this.#limit) {
         this.close();
@@ -118,7 +125,7 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
    */
   seek(target: Uint8Array | string): void {
     const core = this.#core;
-    if (core === null) throw new SieveError(ErrorCode.CLOSED, 'iterator is closed');
+    if (core === null) throw new SieveError(ErrorCode.CLOSED, this.#ended ? 'the database was closed' : 'iterator is closed');
     const key = toBytes(target, 'seek target');
     try {
       if (this.#reverse) core.seekForPrev(key);
@@ -146,6 +153,12 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
     } finally {
       release();
     }
+  }
+
+  /** @internal Called by the database as it closes: closes, and every later call is CLOSED. */
+  end(): void {
+    this.#ended = this.#core !== null;
+    this.#closeAfterError();
   }
 
   [Symbol.asyncIterator](): this {

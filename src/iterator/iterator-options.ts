@@ -1,7 +1,8 @@
 /**
  * The options of `db.iterator(options)` that shape the view (range, direction, count), validated
  * in one place before the database pins anything. The `snapshot` option belongs to the database
- * (it picks the sequence number) and is ignored here, as are unknown properties.
+ * (it picks the sequence number) and is passed over here; any other unknown property is
+ * INVALID_ARGUMENT (a misspelt `lte` would otherwise widen the range silently).
  */
 import { invalidArgument } from '../errors.js';
 import { toBytes } from '../key-encoding.js';
@@ -45,6 +46,8 @@ export interface ResolvedIteratorOptions {
   readonly limit: number;
 }
 
+const KNOWN = new Set(['gt', 'gte', 'lt', 'lte', 'reverse', 'limit', 'snapshot']);
+
 /**
  * Validates `options` (undefined means all defaults) and copies the bounds (the caller may reuse
  * its buffers). Bad types, both `gt` and `gte`, both `lt` and `lte`, a bad `limit`:
@@ -56,6 +59,9 @@ export function resolveIteratorOptions(options: unknown): ResolvedIteratorOption
   }
   if (options === null || typeof options !== 'object') {
     throw invalidArgument(`iterator options must be an object, got ${options === null ? 'null' : typeof options}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key)) throw invalidArgument(`unknown iterator option ${key}`);
   }
   const o = options as IteratorRangeOptions;
   if (o.gt !== undefined && o.gte !== undefined) throw invalidArgument('iterator options: give gt or gte, not both');

@@ -5,8 +5,14 @@ import { toBytes } from '../../src/key-encoding.js';
 const invalid = expect.objectContaining({ code: 'INVALID_ARGUMENT' });
 
 describe('resolveIteratorOptions', () => {
+  it('an unknown option is INVALID_ARGUMENT (a misspelt bound would widen the range silently)', () => {
+    for (const o of [{ somethingElse: 1 }, { lte: 'a', lessThan: 'b' }, { keys: false }]) {
+      expect(() => resolveIteratorOptions(o)).toThrow(/unknown iterator option/);
+    }
+  });
+
   it('defaults: unbounded, forward, unlimited', () => {
-    for (const o of [undefined, {}, { snapshot: {}, somethingElse: 1 }]) {
+    for (const o of [undefined, {}, { snapshot: {} }]) {
       expect(resolveIteratorOptions(o)).toEqual({
         lower: null,
         lowerInclusive: true,
