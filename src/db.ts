@@ -18,6 +18,8 @@ const EMPTY = new Uint8Array(0);
 import { NUM_LEVELS } from './version/version-edit.js';
 import { estimateNumKeys, levelSummary, regionFigures, writeAmplification } from './db/properties.js';
 import { openIterator, type IteratorOptions, type DBIteratorHandle } from './db/iterators.js';
+import { repairDB, type RepairOptions, type RepairReport } from './db/repair.js';
+import { destroyDB, type DestroyOptions, type DestroyReport } from './db/destroy.js';
 
 export interface WriteOptions {
   /** fdatasync the WAL before the write resolves: it then survives a machine crash. @defaultValue false */
@@ -246,5 +248,23 @@ export class DB {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  /**
+   * Rebuilds the MANIFEST of the (closed) database in `dir` from the tables and WALs it finds,
+   * as LevelDB's RepairDB: for a missing CURRENT, a damaged MANIFEST, a damaged table or WAL.
+   * What cannot be read goes to `lost/`; the report says what was kept and dropped. Rejects with
+   * LOCKED if the database is open. See db/repair.ts.
+   */
+  static async repair(dir: string, options: RepairOptions = {}): Promise<RepairReport> {
+    return repairDB(dir, options);
+  }
+
+  /**
+   * Removes the (closed) database in `dir`: only its own files, and the directory once empty.
+   * Rejects with LOCKED if the database is open. See db/destroy.ts.
+   */
+  static async destroy(dir: string, options: DestroyOptions = {}): Promise<DestroyReport> {
+    return destroyDB(dir, options);
   }
 }

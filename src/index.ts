@@ -4,6 +4,8 @@
 // The database.
 export { DB } from './db.js';
 export type { BatchOperation, OpenOptions, ReadOptions, WriteOptions } from './db.js';
+export type { RepairOptions, RepairReport, RepairProblem } from './db/repair.js';
+export type { DestroyOptions, DestroyReport } from './db/destroy.js';
 export type { Options, CompressionName, FilterScope } from './options.js';
 export type { Snapshot } from './db/snapshot.js';
 export type { IteratorOptions } from './db/iterators.js';
