@@ -17,6 +17,7 @@ import { getFixed32 } from '../format/coding.js';
 import { FOOTER_SIZE, TABLE_MAGIC_HI, TABLE_MAGIC_LO } from '../sstable/footer.js';
 import { FileType, parseFileName } from '../version/filenames.js';
 import { runCompact, runGet, runScan, runStats } from './db-commands.js';
+import { runRepair, runVerify } from './recovery-commands.js';
 import { dumpLog } from './dump-log.js';
 import { dumpManifest } from './dump-manifest.js';
 import { type DumpFlags, dumpTable } from './dump-table.js';
@@ -44,6 +45,15 @@ Commands:
       Database statistics, files and bytes per level, estimated number of keys.
   compact DIR [--json]
       Flush the memtable and compact the whole key range.
+  verify DIR [--json]
+      Check every file without writing: CURRENT, the MANIFEST's records, every table's
+      blocks and key order, key order across each level, the WALs' records. Prints each
+      problem (file, offset, reason) and a summary; progress on stderr for large databases.
+      Exit 0 healthy, 1 damaged.
+  repair DIR [--json] [--compression none|snappy|lz4]
+      Rebuild a database that no longer opens (missing CURRENT, damaged MANIFEST, damaged
+      table or WAL) from the files it holds, as LevelDB's RepairDB; what cannot be read is
+      moved to lost/. Prints what was kept and dropped. The database must be closed.
   help
       Print this text.
 
@@ -51,7 +61,8 @@ Keys and values print as "text" when they are printable, else as 0x-hex. With --
 keys on the command line are hex and keys and values print as bare hex.
 get, scan, stats and compact open the database (which must exist) and take its lock;
 like LevelDB's tools, opening may write (recovery of the log). Do not run them on a
-database another process has open.
+database another process has open. repair takes the lock too; verify takes none and
+writes nothing.
 Exit status: 0 success, 1 error (or key not found, or damage found), 2 usage error.
 `;
 
@@ -206,6 +217,23 @@ async function runCommand(ctx: Context, command: string, args: string[]): Promis
         range.limit = Number(values.limit);
       }
       return runScan(ctx.fs, dir, { range, json: values.json, hex: values.hex }, ctx.out);
+    }
+    case 'verify': {
+      const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+      return runVerify(ctx.fs, needDir('verify', positionals), values.json, ctx.out, ctx.err);
+    }
+    case 'repair': {
+      const { values, positionals } = parseArgs({
+        args,
+        allowPositionals: true,
+        options: { json: { type: 'boolean', default: false }, compression: { type: 'string' } },
+      });
+      const dir = needDir('repair', positionals);
+      const compression = values.compression;
+      if (compression !== undefined && compression !== 'none' && compression !== 'snappy' && compression !== 'lz4') {
+        throw new CliError(`--compression must be none, snappy or lz4, not ${JSON.stringify(compression)}`, 2);
+      }
+      return runRepair(ctx.fs, dir, values.json, compression, ctx.out);
     }
     case 'stats':
     case 'compact': {
