@@ -44,34 +44,12 @@ import { DBStats } from './stats.js';
 import { TableAccess } from './table-access.js';
 import { flushMemTable } from '../compaction/jobs.js';
 import { BackgroundWork } from './background.js';
+import { WriteQueue } from './write-queue.js';
 import type { EntryIterator } from '../iterator/entry-iterator.js';
 import { BlockCache } from '../sstable/block-cache.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { singleRegionRouter } from '../shard/region-router.js';
 
-/** A write in the queue. `settle` is called once: with undefined when it is visible (and durable if `sync`), or with its error. */
-interface Writer {
-  readonly batch: WriteBatch;
-  readonly sync: boolean;
-  readonly settle: (err: unknown) => void;
-}
-
-/** Writers committed together: one WAL record, one fdatasync. */
-interface Group {
-  readonly writers: Writer[];
-  readonly batch: WriteBatch;
-  readonly sync: boolean;
-  /** In the memtables and visible. */
-  applied: boolean;
-  /** Set if the group failed (every member gets it). */
-  error: unknown;
-}
-
-/** A sync twin's write not yet settled. */
-const PENDING: unique symbol = Symbol('pending');
-
-/** A group stops growing past this many bytes (LevelDB: 1 MiB), so one writer's latency stays bounded. */
-const MAX_GROUP_BYTES = 1 << 20;
 const RESOLVED = Promise.resolve();
 
 export class DBImpl {
@@ -89,12 +67,8 @@ export class DBImpl {
   #logNumber = 0;
   #bgError: SieveError | null = null;
   #closed = false;
-  /** The writer queue (see "Write path"). */
-  #writers: Writer[] = [];
-  /** The async leader running the queue, if any. */
-  #leader: Promise<void> | null = null;
-  /** The group whose WAL record is written and whose asynchronous fdatasync is in flight. */
-  #syncing: Group | null = null;
+  /** Writes that cannot commit at once wait here (see write-queue.ts). */
+  readonly #queue: WriteQueue;
   readonly #bg: BackgroundWork;
   /** Reused to encode single-entry writes (putSync/delSync and unsynced put/del): no batch per write. */
   readonly #single = new WriteBatch();
@@ -117,6 +91,16 @@ export class DBImpl {
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);
     this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, r.index, options, this.stats, blockCache));
+    this.#queue = new WriteQueue({
+      checkWritable: () => this.#checkWritable(),
+      mustWait: () => this.#mustWait(),
+      waitForRoom: () => this.#waitForRoom(),
+      commit: (batch, sync, apply) => this.#commit(batch, sync, apply),
+      publish: (batch) => this.#publish(batch),
+      syncLog: () => this.#log!.sync(),
+      syncLogAsync: () => this.#log!.syncAsync(),
+      latch: (err) => this.#latch(err),
+    });
     this.#bg = new BackgroundWork({
       options,
       versions: this.#versions,
@@ -219,6 +203,14 @@ export class DBImpl {
         file: this.dir,
       });
     }
+    // The WAL the MANIFEST calls live is created (and its name synced) before any edit names it,
+    // and deleted only after a later edit moves past it: missing, it means an edit was lost (a
+    // MANIFEST cut short after its WAL was deleted, say), and with it the writes of that WAL.
+    if (versions.logNumber > 0 && !logs.includes(versions.logNumber)) {
+      throw new SieveError(ErrorCode.CORRUPTION, `the MANIFEST names WAL ${versions.logNumber} as live, but it is missing`, {
+        file: logFileName(this.dir, versions.logNumber),
+      });
+    }
     logs.sort((a, b) => a - b);
     // Only the newest WAL holding any bytes may end torn: newer empty ones are what a crash right
     // after creating a WAL leaves (at open or at a memtable switch, the older one synced first).
@@ -287,15 +279,9 @@ export class DBImpl {
     });
   }
 
-  // One writer queue, as LevelDB's `writers_`. Every write joins it, async ones and sync twins
-  // alike; the writer at the front forms a group of the writers behind it, appends the group to
-  // the WAL as one record, fdatasyncs if any member asked, applies it and settles the members in
-  // order; an error reaches every member of its group. Two drivers run the queue:
-  // - the async leader (#lead), started by the first async writer to find the queue idle; it
-  //   awaits room (a flush, a level-0 stall) and the group's fdatasync without blocking the thread;
-  // - a sync twin (#runQueueUntil), which cannot await: it finishes the group whose fdatasync is in
-  //   flight with a blocking one, then runs the groups ahead of it, and its own, blocking.
-  // Shortcut: an unsynced write that finds the queue empty and no group in flight commits at once.
+  // Every write commits at once when the queue is idle (nothing queued or in flight) and nothing
+  // makes it wait; otherwise it joins the writer queue (write-queue.ts): an async write awaits its
+  // turn, a sync twin runs the queue itself, blocking, up to its own write.
 
   /** Commits `batch`; resolves when it is visible (and durable, if `sync`). */
   write(batch: WriteBatch, sync: boolean): Promise<void> {
@@ -309,10 +295,7 @@ export class DBImpl {
     } catch (err) {
       return Promise.reject(err);
     }
-    return new Promise<void>((resolve, reject) => {
-      this.#writers.push({ batch, sync, settle: (err) => (err === undefined ? resolve() : reject(err)) });
-      this.#leader ??= this.#lead();
-    });
+    return this.#queue.enqueue(batch, sync);
   }
 
   /**
@@ -326,7 +309,7 @@ export class DBImpl {
       this.#commit(batch, sync, true);
       return;
     }
-    this.#runQueueUntil(batch, sync);
+    this.#queue.runUntil(batch, sync);
   }
 
   /**
@@ -362,9 +345,9 @@ export class DBImpl {
     this.writeSync(batch, sync);
   }
 
-  /** True if a write may commit at once: nobody queued, no group in flight, no reason to wait. */
+  /** True if a write may commit at once: nothing queued or in flight, no reason to wait. */
   #idle(): boolean {
-    return this.#writers.length === 0 && this.#syncing === null && this.#leader === null && !this.#mustWait();
+    return this.#queue.idle && !this.#mustWait();
   }
 
   /**
@@ -415,103 +398,6 @@ export class DBImpl {
     });
   }
 
-  /** Takes the group at the front of the queue: at least one writer, at most MAX_GROUP_BYTES of batches. */
-  #takeGroup(): Group {
-    const queue = this.#writers;
-    const writers: Writer[] = [];
-    let bytes = 0;
-    while (queue.length > 0 && (writers.length === 0 || bytes + queue[0]!.batch.byteLength <= MAX_GROUP_BYTES)) {
-      const w = queue.shift()!;
-      writers.push(w);
-      bytes += w.batch.byteLength;
-    }
-    let batch = writers[0]!.batch;
-    if (writers.length > 1) {
-      batch = new WriteBatch();
-      for (const w of writers) batch.append(w.batch);
-    }
-    return { writers, batch, sync: writers.some((w) => w.sync), applied: false, error: undefined };
-  }
-
-  /** The async driver of the queue: runs groups until the queue is empty. */
-  async #lead(): Promise<void> {
-    try {
-      while (this.#writers.length > 0) {
-        // Await only when there is something to wait for: a needless await would let writes
-        // issued meanwhile join this group instead of forming the next.
-        if (this.#mustWait()) {
-          await this.#waitForRoom();
-          if (this.#writers.length === 0) break; // a sync twin ran the queue meanwhile
-        }
-        const group = this.#takeGroup();
-        if (!group.sync) {
-          this.#runGroup(group, true);
-          continue;
-        }
-        if (!this.#runGroup(group, false)) continue;
-        this.#syncing = group;
-        try {
-          await this.#log!.syncAsync();
-        } catch (err) {
-          // Reported even if a sync twin already made the group durable and visible meanwhile:
-          // a failed fdatasync is never swallowed.
-          group.error ??= this.#latch(err);
-        }
-        if (this.#syncing === group) this.#syncing = null;
-        this.#finishGroup(group);
-      }
-    } finally {
-      this.#leader = null;
-    }
-  }
-
-  /**
-   * A sync twin's driver: finishes the group in flight, then runs the queue (blocking) up to and
-   * including its own write; throws that write's error.
-   */
-  #runQueueUntil(batch: WriteBatch, sync: boolean): void {
-    let outcome: unknown = PENDING;
-    this.#writers.push({ batch, sync, settle: (err) => (outcome = err) });
-    if (this.#syncing !== null) {
-      const group = this.#syncing;
-      this.#syncing = null;
-      try {
-        this.#log!.sync();
-      } catch (err) {
-        group.error ??= this.#latch(err);
-      }
-      // Its members are settled by the leader when its own fdatasync returns.
-      if (group.error === undefined) this.#apply(group);
-    }
-    while (outcome === PENDING) this.#runGroup(this.#takeGroup(), true);
-    if (outcome !== undefined) throw outcome;
-  }
-
-  /**
-   * Writes `group`: room, sequence numbers, WAL append (with a blocking fdatasync if `blocking`
-   * and the group asked for one); if `blocking`, also applies it and settles its members. Returns
-   * false if it failed (its members are then settled with the error).
-   */
-  #runGroup(group: Group, blocking: boolean): boolean {
-    try {
-      this.#checkWritable();
-      this.#commit(group.batch, blocking && group.sync, blocking);
-      group.applied = blocking;
-    } catch (err) {
-      group.error = err;
-      this.#finishGroup(group);
-      return false;
-    }
-    if (blocking) this.#finishGroup(group);
-    return true;
-  }
-
-  /** Settles every member of `group`, in order: with its error, or applied. */
-  #finishGroup(group: Group): void {
-    if (group.error === undefined) this.#apply(group);
-    for (const w of group.writers) w.settle(group.error);
-  }
-
   /**
    * Assigns sequence numbers and appends the WAL record (with a blocking fdatasync if `sync`); if
    * `apply`, also inserts it into the memtables and makes it visible. A WAL failure is latched.
@@ -535,13 +421,6 @@ export class DBImpl {
     if (apply) this.#publish(batch);
   }
 
-  /** Inserts a group written by the leader into the memtables and makes it visible; once. */
-  #apply(group: Group): void {
-    if (group.applied) return;
-    group.applied = true;
-    this.#publish(group.batch);
-  }
-
   /** Inserts a batch whose WAL record is written into the memtables, then advances lastSequence. */
   #publish(batch: WriteBatch): void {
     const count = batch.count;
@@ -549,11 +428,6 @@ export class DBImpl {
     const seq = batch.sequence;
     this.#applyBatch(batch.contents(), seq);
     this.#versions.lastSequence = seq + count - 1;
-  }
-
-  /** Runs every queued write now, blocking (flush and close need the queue empty). */
-  #runQueueNow(): void {
-    if (this.#syncing !== null || this.#writers.length > 0) this.#runQueueUntil(new WriteBatch(), false);
   }
 
   #memoryUsage(): number {
@@ -756,7 +630,7 @@ export class DBImpl {
   /** Flushes the memtables to level 0; resolves once their tables are installed. */
   async flush(): Promise<void> {
     this.#checkWritable();
-    this.#runQueueNow();
+    this.#queue.runAll();
     this.#makeRoomForWrite(true);
     await this.#bg.whenFlushed();
     if (this.#bgError !== null) throw this.#bgError;
@@ -788,7 +662,7 @@ export class DBImpl {
   /** Waits for queued writes, then closes every file and releases the lock. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    while (this.#leader !== null) await this.#leader;
+    await this.#queue.whenDrained();
     this.#closed = true;
     for (const it of [...this.openIterators]) it.end();
     await this.#bg.close(); // a running flush or compaction is finished and installed first

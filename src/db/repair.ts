@@ -38,7 +38,7 @@ import { resolveOptions, type Options, type ResolvedOptions } from '../options.j
 import { DezhouRegionRouter } from '../shard/dezhou-router.js';
 import { JumpRouter } from '../shard/jump-router.js';
 import type { RegionRouter } from '../shard/region-router.js';
-import { currentFileName, descriptorFileName, FileType, lockFileName, sstTableFileName, tableFileName, tempFileName } from '../version/filenames.js';
+import { currentFileName, descriptorFileName, FileType, lockFileName, logFileName, sstTableFileName, tableFileName, tempFileName } from '../version/filenames.js';
 import { NUM_LEVELS, VersionEdit } from '../version/version-edit.js';
 import { emptyVersion, VersionBuilder } from '../version/version.js';
 import { LogWriter } from '../wal/log-writer.js';
@@ -423,7 +423,10 @@ class Repairer {
   #installManifest(edit: VersionEdit): string {
     const fs = this.#fs;
     const manifestNumber = this.#newNumber();
-    edit.logNumber = this.#newNumber(); // no WAL has this number: none is replayed at open
+    // A fresh, empty WAL: the one the MANIFEST calls live must exist (db/recovery's check), and
+    // every older WAL (replayed above) is then obsolete.
+    edit.logNumber = this.#newNumber();
+    fs.createWritable(logFileName(this.#dir, edit.logNumber)).close();
     edit.prevLogNumber = 0;
     edit.nextFileNumber = this.#nextNumber;
     edit.lastSequence = this.#maxSequence;
