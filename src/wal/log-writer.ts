@@ -18,6 +18,8 @@ export class LogWriter {
   /** Offset within the current block. */
   #blockOffset: number;
   #frame = new Uint8Array(LOG_BLOCK_SIZE);
+  #syncsInFlight = 0;
+  #closeWanted = false;
 
   /** Appends to `file`, which already holds `file.size` bytes of log (0 for a new log). */
   constructor(readonly file: WritableFile) {
@@ -75,11 +77,30 @@ export class LogWriter {
     this.file.sync();
   }
 
+  /**
+   * `sync` on the thread pool. The file stays open until every such sync has settled, even if
+   * `close` is called first (a WAL switch while a group's fdatasync is in flight): an fdatasync
+   * that runs after its descriptor was closed fails with EBADF, or syncs whatever file reused the
+   * number.
+   */
   syncAsync(): Promise<void> {
-    return this.file.syncAsync();
+    this.#syncsInFlight++;
+    return this.file.syncAsync().finally(() => {
+      if (--this.#syncsInFlight > 0 || !this.#closeWanted) return;
+      try {
+        this.file.close();
+      } catch {
+        // The sync's own outcome is what the caller awaits; the records were synced before close.
+      }
+    });
   }
 
+  /** Closes the file now, or once the syncs in flight have settled (then a close error goes unreported). */
   close(): void {
+    if (this.#syncsInFlight > 0) {
+      this.#closeWanted = true;
+      return;
+    }
     this.file.close();
   }
 }
