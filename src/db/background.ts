@@ -57,11 +57,8 @@ export interface BackgroundHost {
   latch(err: unknown): SieveError;
   /** True once a background error is latched or the database is closing. */
   stopped(): boolean;
-  /**
-   * The latched background error, or null (closing is not an error: a flush finishing during
-   * close is still installed). When absent, a stop seen before `close()` counts as latched.
-   */
-  backgroundError?(): SieveError | null;
+  /** The latched background error, or null (closing is not an error: a flush finishing during close is still installed). */
+  backgroundError(): SieveError | null;
   deleteObsoleteFiles(): void;
 }
 
@@ -90,8 +87,6 @@ export class BackgroundWork {
   /** The end of the manual-compaction chain: the next compactRange starts once it settles. */
   #manualTail: Promise<void> = Promise.resolve();
   #closing = false;
-  /** This object latched an error itself (the host may latch others: see #errorLatched). */
-  #latched = false;
   #waiters: (() => void)[] = [];
 
   constructor(host: BackgroundHost) {
@@ -148,17 +143,9 @@ export class BackgroundWork {
     for (const w of waiters) w();
   }
 
-  #latch(err: unknown): SieveError {
-    this.#latched = true;
-    return this.#host.latch(err);
-  }
-
   /** True once a background error is latched: from then on no job's result is installed. */
   #errorLatched(): boolean {
-    const host = this.#host;
-    if (host.backgroundError !== undefined) return host.backgroundError() !== null;
-    // stopped() is "latched or closed"; close() sets #closing before it waits for running jobs.
-    return this.#latched || (host.stopped() && !this.#closing);
+    return this.#host.backgroundError() !== null;
   }
 
   /**
@@ -220,7 +207,7 @@ export class BackgroundWork {
         if (failed !== undefined) {
           for (const n of numbers) this.pendingOutputs.delete(n);
           this.#flushing = false;
-          this.#latch(failed);
+          host.latch(failed);
           this.#notify();
           return;
         }
@@ -246,7 +233,7 @@ export class BackgroundWork {
     try {
       host.versions.logAndApply(edit);
     } catch (err) {
-      this.#latch(err);
+      host.latch(err);
     } finally {
       for (const n of numbers) this.pendingOutputs.delete(n);
       this.#flushing = false;
@@ -334,7 +321,7 @@ export class BackgroundWork {
       host.versions.logAndApply(edit);
       host.info.log(`moved table ${choice.file.number} of region ${choice.region} from level ${choice.level} to ${choice.level + 1}`);
     } catch (err) {
-      this.#latch(err);
+      host.latch(err);
     }
     this.#notify();
   }
@@ -409,7 +396,7 @@ export class BackgroundWork {
         this.#compacting = false;
         try {
           if (err !== undefined) {
-            this.#latch(err);
+            host.latch(err);
             host.info.log(`compaction of region ${region} level ${level} failed: ${(err as Error).message}`);
           } else if (this.#errorLatched()) {
             host.info.log(`compaction of region ${region} level ${level} discarded: a background error is latched`);
@@ -439,7 +426,7 @@ export class BackgroundWork {
     try {
       host.versions.logAndApply(edit);
     } catch (err) {
-      this.#latch(err);
+      host.latch(err);
       return;
     }
     const work = this.levelWork[region]![level + 1]!;

@@ -5,8 +5,6 @@
  *
  * BackgroundWork runs here against a host built by hand on MemFileSystem (inline jobs), so the
  * error can be latched at an exact moment: from inside the job, as it creates its output table.
- * Both ways a host can tell of a latched error are covered: its `backgroundError()` accessor,
- * and without one, `stopped()` before `close()`.
  */
 import { describe, expect, it } from 'vitest';
 import { BackgroundWork, type BackgroundHost } from '../../src/db/background.js';
@@ -51,7 +49,7 @@ interface Harness {
   log: () => string;
 }
 
-function harness(withAccessor: boolean): Harness {
+function harness(): Harness {
   const fs = new HookedFileSystem();
   fs.mkdir(DIR);
   const options = resolveOptions({ fs, writeBufferSize: 4096, maxFileSize: 4096, blockSize: 1024 });
@@ -74,7 +72,7 @@ function harness(withAccessor: boolean): Harness {
     latch: (err) => (error ??= err as SieveError),
     stopped: () => error !== null || closed,
     deleteObsoleteFiles: () => {},
-    ...(withAccessor ? { backgroundError: () => error } : {}),
+    backgroundError: () => error,
   };
   const bg = new BackgroundWork(host);
   return {
@@ -108,60 +106,57 @@ async function flush(h: Harness, first: number, n: number): Promise<void> {
 const tableFiles = (fs: MemFileSystem): string[] => fs.list(DIR).filter((n) => n.endsWith('.ldb'));
 const levels = (v: VersionSet): number[] => [0, 1, 2].map((l) => v.current.numFiles(0, l));
 
-for (const withAccessor of [true, false]) {
-  const how = withAccessor ? 'backgroundError()' : 'stopped() before close';
-  describe(`nothing is installed after a latched error (host tells by ${how})`, () => {
-    it('a merge that finishes after an error was latched is discarded, its outputs removed', async () => {
-      const h = harness(withAccessor);
-      await flush(h, 0, 40);
-      await flush(h, 20, 40);
-      await flush(h, 10, 40);
-      expect(levels(h.versions)).toEqual([3, 0, 0]);
-      const before = tableFiles(h.fs);
-      const created: string[] = [];
-      h.fs.onTableCreate = (path) => {
-        created.push(path);
-        h.latchNow();
-      };
-      await h.bg.compactRange(undefined, undefined);
-      expect(created).toHaveLength(1); // the merge ran, and wrote its output
-      expect(h.latched()).not.toBeNull();
-      expect(levels(h.versions)).toEqual([3, 0, 0]); // …which was not installed
-      expect(tableFiles(h.fs)).toEqual(before);
-      expect(h.bg.pendingOutputs.size).toBe(0);
-      expect(h.bg.compacting).toBe(false);
-      expect(h.log()).toMatch(/compaction of region 0 level 0 discarded: a background error is latched/);
-      await h.close();
-    });
-
-    it('a flush that finishes after an error was latched is discarded; its memtable stays', async () => {
-      const h = harness(withAccessor);
-      await flush(h, 0, 40);
-      h.fs.onTableCreate = () => h.latchNow();
-      await flush(h, 100, 40);
-      expect(h.latched()).not.toBeNull();
-      expect(levels(h.versions)).toEqual([1, 0, 0]);
-      expect(tableFiles(h.fs)).toHaveLength(1);
-      expect(h.region.imm?.count).toBe(40); // still readable, and its WAL is still there to replay
-      expect(h.bg.flushing).toBe(false);
-      expect(h.bg.pendingOutputs.size).toBe(0);
-      expect(h.log()).toMatch(/flush to tables \d+ discarded: a background error is latched/);
-      await h.close();
-    });
-
-    it('a flush finishing while the database closes (stopped, no error) is installed', async () => {
-      const h = harness(withAccessor);
-      await flush(h, 0, 40);
-      const mem = new MemTable();
-      for (let i = 0; i < 30; i++) mem.add(++sequence, ValueType.VALUE, Buffer.from(`late${i}`), Buffer.from('v'));
-      h.region.imm = mem;
-      h.bg.startFlush(h.versions.logNumber);
-      const versions = h.versions;
-      const closing = h.close(); // stopped() is true from here on
-      expect(h.bg.flushing).toBe(true);
-      await closing;
-      expect(h.latched()).toBeNull();
-      expect(levels(versions)).toEqual([2, 0, 0]);
-    });
+describe('nothing is installed after a latched error', () => {
+  it('a merge that finishes after an error was latched is discarded, its outputs removed', async () => {
+    const h = harness();
+    await flush(h, 0, 40);
+    await flush(h, 20, 40);
+    await flush(h, 10, 40);
+    expect(levels(h.versions)).toEqual([3, 0, 0]);
+    const before = tableFiles(h.fs);
+    const created: string[] = [];
+    h.fs.onTableCreate = (path) => {
+      created.push(path);
+      h.latchNow();
+    };
+    await h.bg.compactRange(undefined, undefined);
+    expect(created).toHaveLength(1); // the merge ran, and wrote its output
+    expect(h.latched()).not.toBeNull();
+    expect(levels(h.versions)).toEqual([3, 0, 0]); // …which was not installed
+    expect(tableFiles(h.fs)).toEqual(before);
+    expect(h.bg.pendingOutputs.size).toBe(0);
+    expect(h.bg.compacting).toBe(false);
+    expect(h.log()).toMatch(/compaction of region 0 level 0 discarded: a background error is latched/);
+    await h.close();
   });
-}
+
+  it('a flush that finishes after an error was latched is discarded; its memtable stays', async () => {
+    const h = harness();
+    await flush(h, 0, 40);
+    h.fs.onTableCreate = () => h.latchNow();
+    await flush(h, 100, 40);
+    expect(h.latched()).not.toBeNull();
+    expect(levels(h.versions)).toEqual([1, 0, 0]);
+    expect(tableFiles(h.fs)).toHaveLength(1);
+    expect(h.region.imm?.count).toBe(40); // still readable, and its WAL is still there to replay
+    expect(h.bg.flushing).toBe(false);
+    expect(h.bg.pendingOutputs.size).toBe(0);
+    expect(h.log()).toMatch(/flush to tables \d+ discarded: a background error is latched/);
+    await h.close();
+  });
+
+  it('a flush finishing while the database closes (stopped, no error) is installed', async () => {
+    const h = harness();
+    await flush(h, 0, 40);
+    const mem = new MemTable();
+    for (let i = 0; i < 30; i++) mem.add(++sequence, ValueType.VALUE, Buffer.from(`late${i}`), Buffer.from('v'));
+    h.region.imm = mem;
+    h.bg.startFlush(h.versions.logNumber);
+    const versions = h.versions;
+    const closing = h.close(); // stopped() is true from here on
+    expect(h.bg.flushing).toBe(true);
+    await closing;
+    expect(h.latched()).toBeNull();
+    expect(levels(versions)).toEqual([2, 0, 0]);
+  });
+});
