@@ -20,7 +20,10 @@
  * key without an error, reads that disagree with each other, a batch half applied, or a database
  * that a successful open leaves different on the next open.
  *
- * A hang shows as the case never ending: callers print the case before running it.
+ * Cases: random damage (`randomCases`: deterministic from the seed and the case's index, so one
+ * case replays alone), every file removed (`removalCases`), and the MANIFEST or the WAL cut at
+ * every record (`cutCases`). A run with no outcome after 30 s is a hang; one that loops on the
+ * thread never returns, so callers name each case before it runs (`onStart`).
  */
 import { SeededRandom } from '../../bench/seeded-keys.js';
 import { DB } from '../../src/db.js';
@@ -310,9 +313,6 @@ async function stable(image: DatabaseImage, fs: MemFileSystem, paranoid: boolean
 function stackOf(err: unknown): string {
   return err instanceof Error ? (err.stack ?? String(err)).split('\n').slice(0, 6).join('\n') : String(err);
 }
-
-export { describeDamage };
-export type { Damage, DamagePlan };
 
 // -------------------------------------------------------------------------------------------
 // Driving many cases

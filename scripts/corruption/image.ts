@@ -5,10 +5,12 @@
  *
  * The build gives the database what damage should meet: several levels (tiny memtables, files
  * and level targets), overwrites and deletes of keys that live in older tables, a `compactRange`
- * of everything, then more writes that stay in level 0 and 1, a flush, and last a tail of
- * synced writes (puts, deletes and multi-key batches) that lives only in the WAL. Alongside, the
- * logical contents each moment must show: the state after every write, so that a damaged WAL can
- * be judged against "the state before some of its batches" exactly.
+ * of everything, then more writes that stay in level 0 and 1. A second session (a larger
+ * memtable; its own MANIFEST) adds writes, a compaction of a sub-range and a flush, and last a
+ * tail of 40 synced writes (puts, deletes and multi-key batches, a few of 40 KB) that lives only
+ * in the WAL and spans several 32 KiB log blocks. Alongside, the logical contents: the state
+ * after every write, so that a damaged WAL can be judged exactly against "the tables plus some
+ * of the WAL's batches".
  *
  * Used by the campaign only: no vitest here (the script runs it under tsx).
  */
@@ -73,8 +75,6 @@ export interface DatabaseImage {
 export interface ImageVariant {
   name: string;
   options: Omit<OpenOptions, 'fs'>;
-  /** Writes in the build (scaled: each phase's count). */
-  scale: number;
 }
 
 export const VARIANTS: readonly ImageVariant[] = [
@@ -89,7 +89,6 @@ export const VARIANTS: readonly ImageVariant[] = [
       blockSize: 256,
       compression: 'none',
     },
-    scale: 1,
   },
   {
     name: 'sharded',
@@ -104,7 +103,6 @@ export const VARIANTS: readonly ImageVariant[] = [
       filterScope: 'table',
       router: new DezhouRegionRouter(),
     },
-    scale: 1,
   },
 ];
 
@@ -175,7 +173,7 @@ export async function buildImage(variant: ImageVariant, seed: number): Promise<D
   // The first session: tiny memtables, so data reaches several levels.
   let db = await DB.open(dir, { ...variant.options, fs });
 
-  const keySpace = 400 * variant.scale;
+  const keySpace = 400;
   const keyOf = (i: number): Buffer => Buffer.from(`key-${String(i).padStart(5, '0')}`);
   const valueOf = (len: number): Buffer => {
     const v = Buffer.alloc(len);
@@ -227,14 +225,14 @@ export async function buildImage(variant: ImageVariant, seed: number): Promise<D
     if (n % 8 === 7) await turn();
   }
   // 2. Overwrites and deletes of keys that now live in tables.
-  for (let n = 0; n < 250 * variant.scale; n++) {
+  for (let n = 0; n < 250; n++) {
     await randomWrite(0.3, false, 0.15);
     if (n % 8 === 7) await turn();
   }
   // 3. Everything to the deepest level once.
   await db.compactRange();
   // 4. More writes: level 0 and 1 again, over the compacted data.
-  for (let n = 0; n < 220 * variant.scale; n++) {
+  for (let n = 0; n < 220; n++) {
     await randomWrite(0.25, false, 0.2);
     if (n % 8 === 7) await turn();
   }

@@ -5,8 +5,8 @@
  * An async writer with `sync: true` leads a group: it appends the group to the WAL and awaits
  * fdatasync on the thread pool. A sync twin (`putSync`) issued meanwhile finishes that group with
  * a blocking fdatasync and commits; a later write finds the memtable full, switches to a new WAL
- * and closes the old one. The async fdatasync, if it has not run yet (the thread pool was busy),
- * then runs on a closed descriptor: EBADF — or, when the number was reused meanwhile, on whatever
+ * and closed the old one. The async fdatasync, if it had not run yet (the thread pool was busy),
+ * then ran on a closed descriptor (fixed in 7458a03: the WAL stays open until it settles): EBADF — or, when the number was reused meanwhile, on whatever
  * holds it now: EINVAL for a worker's pipe (seen here), or another file synced, silently. The
  * error rejects the group's writers and is latched, although their bytes were already synced.
  *
@@ -72,7 +72,7 @@ it('a WAL switched while an async fdatasync of it is outstanding: no sync on a c
     await synced.catch((err: unknown) => (error = err));
     expect(fs.syncsAfterClose, 'fdatasync issued on a WAL closed before it ran').toEqual([]);
     expect(error, 'the async synced write').toBeUndefined();
-    // Today: IO_ERROR: sync failed: EINVAL or EBADF (…/000002.log), latched: every write is refused.
+    // Before 7458a03: IO_ERROR: sync failed: EINVAL or EBADF (…/000002.log), latched: every write refused.
     const after = db.put('after', 'b', { sync: true });
     fs.release();
     await after;
