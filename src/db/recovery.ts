@@ -7,8 +7,9 @@
  *   database there would delete every table (CORRUPTION; `DB.repair` rebuilds it).
  * - The router a sharded database was made with is persisted in REGIONS and checked.
  * - WAL replay tells a torn tail from damage. A crash can only leave the end of the newest WAL
- *   incomplete: a record cut short, or garbage or zeros after the last record, with nothing that
- *   verifies after it. That is dropped quietly (and logged). Anything else — a damaged record
+ *   incomplete: a record cut short by the end of the file, or space the file system allotted but
+ *   never wrote (zeros from a sector boundary to the end), with nothing that verifies after it.
+ *   That is dropped quietly (logged, and counted in `walTornBytes`). Anything else — a damaged record
  *   followed by any record whose checksum verifies, in the same block or a later one, or damage
  *   at the end of a WAL that is not the newest — is damage: CORRUPTION naming the file and offset
  *   under `paranoidChecks`, otherwise skipped and counted (records and bytes, in LOG and in
@@ -16,7 +17,7 @@
  */
 import { join } from 'node:path';
 import { ErrorCode, invalidArgument, isSieveError, SieveError } from '../errors.js';
-import type { FileSystem } from '../fs/file-system.js';
+import { readFully, type FileSystem, type RandomAccessFile } from '../fs/file-system.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { singleRegionRouter } from '../shard/region-router.js';
 import { FileType, parseFileName } from '../version/filenames.js';
@@ -152,6 +153,7 @@ export function replayWal(fs: FileSystem, path: string, options: WalReplayOption
     if (pending.length > 0) {
       if (reader.fragmentsVerified > pending[0]!.fragmentsBefore) skip(pending, 'a record that verifies follows');
       else if (!options.newest) skip(pending, 'a newer WAL follows, so this is no torn tail');
+      else if (!isTornTail(file, pending[0]!)) skip(pending, 'a whole record that does not verify is damage, not a cut');
       else {
         for (const c of pending) {
           info.log(`dropped torn WAL tail at ${path}:${c.offset} (${c.bytes} bytes): ${c.reason}`);
@@ -163,6 +165,25 @@ export function replayWal(fs: FileSystem, path: string, options: WalReplayOption
     file.close();
   }
   return result;
+}
+
+/** Unwritten space reads as zeros from a sector boundary on: what a crash leaves past the last write. */
+const SECTOR = 512;
+
+/**
+ * True if the stretch `first` reported at the end of the newest WAL is what a crash can leave: a
+ * record cut short by the end of the file, or bytes that are zero from a sector boundary (or from
+ * the stretch's start) to the end of the file — space the file system allotted but never wrote.
+ * A whole record whose checksum fails with no such zeros is damage.
+ */
+function isTornTail(file: RandomAccessFile, first: LogCorruption): boolean {
+  if (first.kind === 'truncated') return true;
+  const from = first.offset;
+  const bytes = readFully(file, from, file.size - from);
+  let zerosFrom = bytes.length;
+  while (zerosFrom > 0 && bytes[zerosFrom - 1] === 0) zerosFrom--;
+  if (zerosFrom === bytes.length) return false; // ends in a written byte
+  return zerosFrom === 0 || (from + zerosFrom) % SECTOR === 0;
 }
 
 /** Moves `name` of `dir` into `dir/lost/`, where damage that recovery skipped is kept for a person to look at. */
