@@ -13,7 +13,9 @@
  *
  * - each file keeps its synced bytes and any prefix of its unsynced ones (none, some, all): a torn
  *   append; with `zeroFill`, sometimes followed by zeros up to at most the file's length (space
- *   the file system allocated but never wrote). Bytes are never invented or reordered within a file;
+ *   the file system allocated but never wrote, in whole 512-byte sectors: the zeros start at a
+ *   sector boundary or where the synced bytes end). Bytes are never invented or reordered within
+ *   a file;
  * - files decide independently, so a later file's unsynced bytes may survive where an earlier
  *   file's did not (writeback reorders across files);
  * - each name changed since its directory's last `syncDir` (created, renamed, removed) survives
@@ -266,6 +268,9 @@ function syncedCopy(inode: Inode, kept: number, length: number): Inode {
   return { data, length, synced: length };
 }
 
+/** The unit a file system writes (and leaves unwritten) space in. */
+const SECTOR = 512;
+
 /** A file after a crash: its synced bytes, then a prefix of its unsynced ones, maybe zeros after. */
 function tornCopy(inode: Inode, rng: () => number, zeroFill: number): Inode {
   const unsynced = inode.length - inode.synced;
@@ -274,5 +279,10 @@ function tornCopy(inode: Inode, rng: () => number, zeroFill: number): Inode {
   // A third each: none, all, a random cut (so both ends, the commonest outcomes, come up often).
   const kept = r < 1 / 3 ? 0 : r < 2 / 3 ? unsynced : Math.floor(rng() * (unsynced + 1));
   const zeros = kept < unsynced && rng() < zeroFill ? 1 + Math.floor(rng() * (unsynced - kept)) : 0;
-  return syncedCopy(inode, inode.synced + kept, inode.synced + kept + zeros);
+  if (zeros === 0) return syncedCopy(inode, inode.synced + kept, inode.synced + kept);
+  // Unwritten space is whole sectors: the zeros start at a sector boundary (the bytes before it in
+  // that sector lost too), or where the synced bytes end.
+  const end = inode.synced + kept + zeros;
+  const zerosFrom = Math.max(inode.synced, Math.floor((inode.synced + kept) / SECTOR) * SECTOR);
+  return syncedCopy(inode, zerosFrom, end);
 }
