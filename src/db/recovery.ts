@@ -105,7 +105,8 @@ export interface WalReplayOptions {
   /** True for the newest WAL that holds any bytes: only its end may be torn. */
   newest: boolean;
   paranoid: boolean;
-  info: InfoLog;
+  /** Where torn tails and skipped damage are reported (the LOG). */
+  info: Pick<InfoLog, 'log'>;
   /** Applies one verified batch record (borrowed: valid during the call) whose first entry is `sequence`. */
   apply: (record: Uint8Array, sequence: number) => void;
 }

@@ -33,6 +33,7 @@ import { compareInternal } from '../version/version.js';
 import { NUM_LEVELS, VersionEdit, type FileMetaData } from '../version/version-edit.js';
 import { LogReader, type LogCorruption } from '../wal/log-reader.js';
 import { checkBatch } from '../wal/write-batch.js';
+import { replayWal } from '../db/recovery.js';
 import { bareMessage } from './error-text.js';
 import { describeKey, TableInspector } from './table-inspector.js';
 
@@ -360,40 +361,24 @@ class Verifier {
     }
   }
 
+  /**
+   * The WAL as an open would replay it (db/recovery.ts, paranoid): the first damage is a problem;
+   * a torn tail of the newest WAL, what a crash leaves, is a note.
+   */
   #checkWal(f: DatabaseFile, newest: boolean): void {
-    let file;
     try {
-      file = this.#fs.openReadable(f.path);
-    } catch (err) {
-      this.#problem(f.path, `cannot read the WAL: ${bareMessage(err)}`);
-      return;
-    }
-    let pending: VerifyProblem[] = [];
-    try {
-      const reader = new LogReader(file, {
-        onCorruption: (c) => pending.push({ file: f.path, offset: c.offset, reason: `damaged WAL record: ${c.reason} (${c.bytes} bytes)` }),
-      });
-      for (let record = reader.readRecord(); record !== null; record = reader.readRecord()) {
-        // A good record after damage: the damage is not a torn tail.
-        this.#problems.push(...pending);
-        pending = [];
-        const offset = reader.lastRecordOffset;
-        try {
-          this.#walEntries += checkBatch(record, f.path, offset);
+      replayWal(this.#fs, f.path, {
+        newest,
+        paranoid: true,
+        info: { log: (message) => this.#note(f.path, message) },
+        apply: (record) => {
+          this.#walEntries += checkBatch(record, f.path);
           this.#walRecords++;
-        } catch (err) {
-          this.#problem(f.path, `malformed write batch: ${bareMessage(err)}`, offset);
-        }
-      }
+        },
+      });
     } catch (err) {
       if (!isSieveError(err)) throw err;
-      this.#problem(f.path, `cannot read the WAL: ${bareMessage(err)}`);
-    } finally {
-      file.close();
-    }
-    for (const p of pending) {
-      if (newest) this.#note(p.file, `torn tail after the last good record (what a crash mid-write leaves): ${p.reason}`, p.offset);
-      else this.#problems.push(p);
+      this.#problem(f.path, bareMessage(err), err.offset);
     }
   }
 }

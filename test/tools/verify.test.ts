@@ -113,18 +113,20 @@ describe('verify', () => {
     expect(r.stdout).toMatch(/tables: [1-9]\d* checked/);
   });
 
-  it('WAL damage before good records is a problem; after the last good record, a note', async () => {
+  it('WAL damage is a problem (as the open judges it); a torn tail of the newest WAL, a note', async () => {
     const fs = await healthyDatabase();
     const wal = list(fs, '.log').at(-1)!;
     const bytes = fs.readFile(wal);
     rewrite(fs, wal, flipped(bytes, 3000 * 2)); // the third record: records follow in later blocks
     const mid = verifyDB('/db', { fs });
     expect(mid.healthy).toBe(false);
-    expect(mid.problems.some((p) => p.file === wal && /damaged WAL record/.test(p.reason))).toBe(true);
-    rewrite(fs, wal, flipped(bytes, bytes.length - 10)); // the last record
+    expect(mid.problems.some((p) => p.file === wal && /WAL damaged/.test(p.reason))).toBe(true);
+    rewrite(fs, wal, flipped(bytes, bytes.length - 10)); // the last record, whole: damage too
+    expect(verifyDB('/db', { fs }).problems.some((p) => p.file === wal)).toBe(true);
+    rewrite(fs, wal, bytes.subarray(0, bytes.length - 10)); // the last record cut short: what a crash leaves
     const tail = verifyDB('/db', { fs });
     expect(tail.problems).toEqual([]);
-    expect(tail.notes.some((n) => n.file === wal && /torn tail/.test(n.reason))).toBe(true);
+    expect(tail.notes.some((n) => n.file === wal && /torn WAL tail/.test(n.reason))).toBe(true);
   });
 
   it('a sharded database is checked region by region', async () => {
