@@ -6,6 +6,7 @@
  * batch is there, no batch is half there, and each run kept a prefix of its batches. The next
  * child continues on the same directory. Children are started a few runs ahead, and each
  * waits for a line on stdin before it opens, so its start-up (tsx) overlaps earlier runs.
+ * `npm run torture -- --kills 1000` (scripts/torture.ts) runs the same campaign at length.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -54,7 +55,9 @@ function startChild(dir: string, run: number, seed: number, sharded: boolean): C
   proc.stderr!.setEncoding('utf8');
   proc.stderr!.on('data', (chunk: string) => stderr.push(chunk));
   proc.stdin!.on('error', () => {}); // the child may be dead before we write
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the process may be gone while its last acks still wait in the stdout
+  // pipe, and a missed ack would let a lost batch pass unnoticed. 'close' comes after stdout's end.
+  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
   void exited.then(() => openedResolve());
   return { proc, acked, opened, exited, stderr };
 }

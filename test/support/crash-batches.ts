@@ -71,8 +71,14 @@ export function checkRecovered(entries: Map<string, string>, acked: readonly (re
     for (let j = 0; j < n; j++) if (!entries.has(`b${id}-k${j}`)) problems.push(`batch ${id} is there (marker) but b${id}-k${j} is missing (half a batch)`);
   }
   // Per run: the surviving ids are a prefix start..last, covering every acknowledged id.
+  const idsOfRun = new Map<number, number[]>();
+  for (const id of present.keys()) {
+    const ids = idsOfRun.get(runOf(id));
+    if (ids === undefined) idsOfRun.set(runOf(id), [id]);
+    else ids.push(id);
+  }
   for (let run = 0; run < acked.length; run++) {
-    const ids = [...present.keys()].filter((id) => runOf(id) === run).sort((x, y) => x - y);
+    const ids = (idsOfRun.get(run) ?? []).sort((x, y) => x - y);
     const start = runStart(run);
     const last = ids.length === 0 ? start - 1 : ids[ids.length - 1]!;
     if (ids.length !== last - start + 1) problems.push(`run ${run}: surviving batches are not a prefix (${ids.length} of ${start}..${last})`);
@@ -98,4 +104,23 @@ export function checkRecovered(entries: Map<string, string>, acked: readonly (re
     if (have !== (want === undefined ? undefined : `s${want}`)) problems.push(`s${x} is ${have}, expected ${want === undefined ? 'absent' : `s${want}`}`);
   }
   return problems;
+}
+
+/** What `checkRecovered`'s problems amount to, counted by kind (for summaries). */
+export interface RecoveryAudit {
+  /** Acknowledged batches missing. */
+  lost: number;
+  /** Batches present in part (a key without its marker, or a marker without a key). */
+  halfApplied: number;
+  /** Every other problem: gaps in a run's prefix, deletes or overwrites applied out of order. */
+  other: number;
+  problems: string[];
+}
+
+export function auditRecovered(entries: Map<string, string>, acked: readonly (readonly number[])[]): RecoveryAudit {
+  const problems = checkRecovered(entries, acked);
+  const lost = problems.filter((p) => /acknowledged batch \d+ is missing/.test(p)).length;
+  const halfApplied = new Set(problems.filter((p) => /half a batch/.test(p)).map((p) => /(?:b|m|batch )(\d+)/.exec(p)?.[1])).size;
+  const other = problems.filter((p) => !/acknowledged batch \d+ is missing|half a batch/.test(p)).length;
+  return { lost, halfApplied, other, problems };
 }
