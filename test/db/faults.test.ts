@@ -3,8 +3,13 @@
  * failed WAL sync (also under group commit), a failed table write or sync during a flush, a failed
  * MANIFEST write. Each time: the failing write rejects with IO_ERROR, later writes fail with the
  * latched error, reads still work, close works, and reopening on the inner file system recovers
- * every acknowledged write (and the failed one fully or not at all). Then a property: a fault at a
- * random write-side operation, under a random workload, keeps the same promises.
+ * every acknowledged write (and the failed one fully or not at all). A crash after the failure is
+ * tried too: the database is reopened on crash clones of the inner file system (the deterministic
+ * one and seeded harsh ones that keep random prefixes of unsynced bytes and random unsynced names),
+ * where bytes whose fsync failed may be gone: every acknowledged synced write must be there, the
+ * rest a prefix in commit order, and the failed write whole or absent. Then a property: a fault at
+ * a random write-side operation, under a random workload, keeps the same promises, on the live file
+ * system and on crash clones.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +17,9 @@ import { DB, type BatchOperation } from '../../src/db.js';
 import { isSieveError, type SieveError } from '../../src/errors.js';
 import { FaultyFileSystem, type Fault, type FsOperation } from '../../src/fs/faulty-fs.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
-import { applyWrite, sortedEntries, writeArb, type State, type Write } from '../model/db-model.js';
+import { writeArb, type Write } from '../model/db-model.js';
+import { rng, testSeed } from '../support/seed.js';
+import { contents, issue, WriteOutcomes } from '../support/write-outcomes.js';
 
 const OPTIONS = { writeBufferSize: 4096, blockSize: 256 } as const;
 
@@ -42,17 +49,67 @@ async function scan(db: DB): Promise<Map<string, string>> {
   return out;
 }
 
-/** A database on a faulty memory file system, with `n` acknowledged writes `k<i>` = `v<i>`. */
-async function setup(n = 20): Promise<{ mem: MemFileSystem; fs: FaultyFileSystem; db: DB; acked: Map<string, string> }> {
+interface Setup {
+  mem: MemFileSystem;
+  fs: FaultyFileSystem;
+  db: DB;
+  /** Acknowledged writes of distinct keys, in commit order. */
+  acked: Map<string, string>;
+  /** How many of `acked`, from the first, are durable (up to the last synced one). */
+  durable: number;
+}
+
+/** Records an acknowledged write in `s` (a synced one makes every earlier write durable). */
+function ack(s: Setup, key: string, value: string, sync: boolean): void {
+  s.acked.set(key, value);
+  if (sync) s.durable = s.acked.size;
+}
+
+/** A database on a faulty memory file system, with `n` acknowledged writes `k<i>` = `v<i>`, every third synced. */
+async function setup(n = 20): Promise<Setup> {
   const mem = new MemFileSystem();
   const fs = new FaultyFileSystem(mem);
   const db = await DB.open('/db', { ...OPTIONS, fs });
-  const acked = new Map<string, string>();
+  const s: Setup = { mem, fs, db, acked: new Map(), durable: 0 };
   for (let i = 0; i < n; i++) {
     await db.put(`k${i}`, `v${i}`, { sync: i % 3 === 0 });
-    acked.set(`k${i}`, `v${i}`);
+    ack(s, `k${i}`, `v${i}`, i % 3 === 0);
   }
-  return { mem, fs, db, acked };
+  return s;
+}
+
+/** Seeds of the harsh crash clones each check opens (derived from SIEVE_SEED, printed on failure). */
+const CRASH_SEEDS = [1, 2, 3].map((i) => (testSeed() * 31 + i) | 0);
+
+/** The crash images of `mem` a check opens: the deterministic one, then harsh ones. */
+function crashImages(mem: MemFileSystem): { what: string; image: MemFileSystem }[] {
+  return [
+    { what: 'crashClone()', image: mem.crashClone() },
+    ...CRASH_SEEDS.map((seed) => ({ what: `crashClone({ rng: rng(${seed}) }) (SIEVE_SEED=${testSeed()})`, image: mem.crashClone({ rng: rng(seed) }) })),
+  ];
+}
+
+/**
+ * Opens each crash image of `mem`, which must succeed and show the first p of `acked` (p at least
+ * `durable`), or all of `acked` and then all of `failed`; the image must then take a write.
+ */
+async function expectCrashImagesRecover(mem: MemFileSystem, acked: Map<string, string>, durable: number, failed: Map<string, string>): Promise<void> {
+  const order = [...acked];
+  const legal = new Set<string>();
+  for (let p = durable; p <= order.length; p++) legal.add(JSON.stringify(order.slice(0, p).sort()));
+  legal.add(JSON.stringify([...order, ...failed].sort()));
+  for (const { what, image } of crashImages(mem)) {
+    let db: DB;
+    try {
+      db = await DB.open('/db', { ...OPTIONS, fs: image });
+    } catch (err) {
+      throw new Error(`${what}: the crash image does not open: ${String(err)}`, { cause: err });
+    }
+    const seen = JSON.stringify([...(await scan(db))].sort());
+    expect(legal.has(seen), `${what}: recovered ${seen}; want the first ${durable}..${order.length} acknowledged writes (or all, plus the failed one)`).toBe(true);
+    await db.put('after', 'crash', { sync: true });
+    await db.close();
+  }
 }
 
 /**
@@ -60,12 +117,8 @@ async function setup(n = 20): Promise<{ mem: MemFileSystem; fs: FaultyFileSystem
  * sync twins, flush too), reads still answer `acked`, close works, and the inner file system
  * reopens holding `acked` plus, all or nothing, `failed`.
  */
-async function expectLatchedAndRecoverable(
-  setupResult: { mem: MemFileSystem; fs: FaultyFileSystem; db: DB; acked: Map<string, string> },
-  failing: Promise<void>,
-  failed: Map<string, string>,
-): Promise<void> {
-  const { mem, fs, db, acked } = setupResult;
+async function expectLatchedAndRecoverable(setupResult: Setup, failing: Promise<void>, failed: Map<string, string>): Promise<void> {
+  const { mem, fs, db, acked, durable } = setupResult;
   const err = await rejection(failing);
   expect(err.code).toBe('IO_ERROR');
   fs.clearFaults(); // the disk is fine again, but the database stays stopped
@@ -81,6 +134,8 @@ async function expectLatchedAndRecoverable(
   expect(await scan(db)).toEqual(acked);
   expect(db.getProperty('sievekv.num-files-at-level0')).toMatch(/^\d+$/);
   await db.close();
+  // A crash now: the images open, with every durable write and a prefix of the rest.
+  await expectCrashImagesRecover(mem, acked, durable, failed);
   // Reopen on the healthy inner file system: acknowledged writes all there, the failed one whole or absent.
   const again = await DB.open('/db', { ...OPTIONS, fs: mem });
   const seen = await scan(again);
@@ -131,7 +186,7 @@ describe('a failed WAL sync', () => {
     const first = s.db.put('first', 'ok', { sync: true });
     const writes = Array.from({ length: 5 }, (_, i) => s.db.put(`g${i}`, `group${i}`, { sync: i % 2 === 0 }));
     await first;
-    s.acked.set('first', 'ok');
+    ack(s, 'first', 'ok', true);
     const errors = await Promise.all(writes.map((p) => rejection(p)));
     for (const e of errors) expect(e.code).toBe('IO_ERROR');
     const failed = new Map(Array.from({ length: 5 }, (_, i) => [`g${i}`, `group${i}`] as [string, string]));
@@ -156,7 +211,7 @@ describe('a failed flush', () => {
       const p = s.db.put(`f${i}`, `value-${i}`.padEnd(100, '.'));
       try {
         await p;
-        s.acked.set(`f${i}`, `value-${i}`.padEnd(100, '.'));
+        ack(s, `f${i}`, `value-${i}`.padEnd(100, '.'), false);
       } catch {
         failing = p;
       }
@@ -203,12 +258,13 @@ describe('a failure while opening', () => {
   it.each(['create', 'append', 'sync', 'rename', 'syncDir'] as FsOperation[])('%s fails: open rejects IO_ERROR, releases the lock, and a later open recovers', async (op) => {
     const s = await setup();
     await s.db.put('unflushed', 'x'); // in the WAL: recovery flushes it (tables, MANIFEST, CURRENT)
-    s.acked.set('unflushed', 'x');
+    ack(s, 'unflushed', 'x', false);
     await s.db.close();
     s.fs.inject({ ops: [op], path: /^\/db(\/(?!LOG)|$)/ });
     const err = await rejection(DB.open('/db', { ...OPTIONS, fs: s.fs }));
     expect(err.code).toBe('IO_ERROR');
     s.fs.clearFaults();
+    await expectCrashImagesRecover(s.mem, s.acked, s.durable, new Map());
     const db = await DB.open('/db', { ...OPTIONS, fs: s.fs });
     expect(await scan(db)).toEqual(s.acked);
     await db.close();
@@ -219,48 +275,6 @@ describe('a failure while opening', () => {
 // Random faults
 
 const WRITE_SIDE: FsOperation[] = ['create', 'append', 'sync', 'rename', 'syncDir', 'remove'];
-
-const fingerprint = (state: State): string =>
-  JSON.stringify(sortedEntries(state).map(([k, v]) => [Buffer.from(k).toString('hex'), Buffer.from(v).toString('hex')]));
-
-async function contents(db: DB): Promise<string> {
-  const rows: [string, string][] = [];
-  for await (const [k, v] of db.iterator()) rows.push([k.toString('hex'), v.toString('hex')]);
-  return JSON.stringify(rows);
-}
-
-function issue(db: DB, w: Write, sync: boolean): Promise<void> {
-  if (w.t === 'put') return db.put(w.key, w.value, { sync });
-  if (w.t === 'del') return db.del(w.key, { sync });
-  return db.batch(
-    w.ops.map((op) => (op.t === 'put' ? { type: 'put', key: op.key, value: op.value } : { type: 'del', key: op.key })),
-    { sync },
-  );
-}
-
-/** The states the database may legally show: acknowledged writes applied, each failed one or not. */
-class Outcomes {
-  states: State[] = [new Map()];
-
-  acked(w: Write): void {
-    for (const s of this.states) applyWrite(s, w);
-  }
-
-  failed(w: Write): void {
-    const next = new Map<string, State>();
-    for (const s of this.states) {
-      const applied = new Map(s);
-      applyWrite(applied, w);
-      next.set(fingerprint(s), s);
-      next.set(fingerprint(applied), applied);
-    }
-    this.states = [...next.values()];
-  }
-
-  has(fp: string): boolean {
-    return this.states.some((s) => fingerprint(s) === fp);
-  }
-}
 
 type Action = { t: 'write'; w: Write; sync: boolean } | { t: 'group'; writes: { w: Write; sync: boolean }[] } | { t: 'flush' };
 
@@ -284,12 +298,12 @@ const faultArb: fc.Arbitrary<Fault> = fc.record({
 describe('a fault at a random write-side operation', () => {
   it('never loses an acknowledged write, never applies half a batch, and leaves reads, close and reopen working', async () => {
     await fc.assert(
-      fc.asyncProperty(faultArb, fc.array(actionArb, { minLength: 5, maxLength: 60, size: 'max' }), async (fault, actions) => {
+      fc.asyncProperty(faultArb, fc.array(actionArb, { minLength: 5, maxLength: 60, size: 'max' }), fc.integer(), async (fault, actions, crashSeed) => {
         const mem = new MemFileSystem();
         const fs = new FaultyFileSystem(mem);
         let db = await DB.open('/db', { ...OPTIONS, fs });
         fs.inject(fault);
-        const outcomes = new Outcomes();
+        const outcomes = new WriteOutcomes();
         // Once a write or flush failed, the database is stopped: every later one must fail too
         // (and so changes nothing).
         let latched = false;
@@ -299,6 +313,7 @@ describe('a fault at a random write-side operation', () => {
             try {
               await db.compactRange();
               expect(latched, 'a flush after a failure must fail').toBe(false);
+              outcomes.allDurable();
             } catch (err) {
               expect(isSieveError(err, 'IO_ERROR'), String(err)).toBe(true);
               latched = true;
@@ -310,7 +325,7 @@ describe('a fault at a random write-side operation', () => {
           results.forEach((r, i) => {
             if (r.status === 'fulfilled') {
               expect(wasLatched, 'a write after a failure must fail').toBe(false);
-              outcomes.acked(writes[i]!.w);
+              outcomes.acked(writes[i]!.w, writes[i]!.sync);
             } else {
               expect(isSieveError(r.reason, 'IO_ERROR'), String(r.reason)).toBe(true);
               if (!wasLatched) outcomes.failed(writes[i]!.w);
@@ -320,10 +335,21 @@ describe('a fault at a random write-side operation', () => {
         }
         fs.clearFaults();
         // Reads still work and show a legal state.
-        expect(outcomes.has(await contents(db)), 'live reads show a legal state').toBe(true);
+        const live = outcomes.liveStates();
+        expect(live.has(await contents(db)), 'live reads show a legal state').toBe(true);
         await db.close();
+        // A crash now: bytes whose fsync failed, and anything unsynced, may be gone.
+        const crashed = outcomes.crashStates();
+        for (const [what, image] of [
+          ['crashClone()', mem.crashClone()],
+          [`crashClone({ rng: rng(${crashSeed}) })`, mem.crashClone({ rng: rng(crashSeed) })],
+        ] as const) {
+          const recovered = await DB.open('/db', { ...OPTIONS, fs: image });
+          expect(crashed.has(await contents(recovered)), `${what}: a legal state after a crash (a write failed: ${latched})`).toBe(true);
+          await recovered.close();
+        }
         db = await DB.open('/db', { ...OPTIONS, fs: mem });
-        expect(outcomes.has(await contents(db)), `after reopen (a write failed: ${latched})`).toBe(true);
+        expect(live.has(await contents(db)), `after reopen (a write failed: ${latched})`).toBe(true);
         await db.put('after', 'reopen');
         expect(db.getSync('after')?.toString()).toBe('reopen');
         await db.close();
