@@ -67,8 +67,9 @@ const PENDING: unique symbol = Symbol('pending');
 export class WriteQueue {
   readonly #host: WriteHost;
   #writers: Writer[] = [];
-  /** The async leader running the queue, if any. */
-  #leader: Promise<void> | null = null;
+  /** True while the async leader runs the queue; `#leader` is its promise (settled once it stops). */
+  #leading = false;
+  #leader: Promise<void> = Promise.resolve();
   /** The group whose WAL record is written and whose asynchronous fdatasync is in flight. */
   #syncing: Group | null = null;
 
@@ -78,14 +79,16 @@ export class WriteQueue {
 
   /** True if a write may commit at once, bypassing the queue: nothing queued or in flight. */
   get idle(): boolean {
-    return this.#writers.length === 0 && this.#syncing === null && this.#leader === null;
+    return this.#writers.length === 0 && this.#syncing === null && !this.#leading;
   }
 
   /** Queues `batch`; resolves when it is visible (and durable, if `sync`). */
   enqueue(batch: WriteBatch, sync: boolean): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#writers.push({ batch, sync, settle: (err) => (err === undefined ? resolve() : reject(err)) });
-      this.#leader ??= this.#lead();
+      // A leader that finds nothing to await finishes before `#lead()` returns: `#leading` says
+      // whether one still runs, not the promise.
+      if (!this.#leading) this.#leader = this.#lead();
     });
   }
 
@@ -118,7 +121,7 @@ export class WriteQueue {
 
   /** Resolves once the async leader has stopped (the queue ran empty). */
   async whenDrained(): Promise<void> {
-    while (this.#leader !== null) await this.#leader;
+    while (this.#leading) await this.#leader;
   }
 
   /** Takes the group at the front of the queue: at least one writer, at most MAX_GROUP_BYTES of batches. */
@@ -142,6 +145,7 @@ export class WriteQueue {
   /** The async driver: runs groups until the queue is empty. */
   async #lead(): Promise<void> {
     const host = this.#host;
+    this.#leading = true;
     try {
       while (this.#writers.length > 0) {
         // Await only when there is something to wait for: a needless await would let writes
@@ -166,7 +170,7 @@ export class WriteQueue {
         this.#finishGroup(group);
       }
     } finally {
-      this.#leader = null;
+      this.#leading = false;
     }
   }
 

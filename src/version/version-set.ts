@@ -98,9 +98,10 @@ export class VersionSet {
   }
 
   /**
-   * Points CURRENT at MANIFEST-`manifestNumber`: a temporary file, synced, renamed over CURRENT,
-   * the directory synced. `renaming` is called just before the rename: from then on CURRENT may
-   * name the new MANIFEST, whatever happens next.
+   * Points CURRENT at MANIFEST-`manifestNumber`: a temporary file, synced; the directory synced
+   * (so the MANIFEST's name and the temporary file's are durable before any rename can be); the
+   * temporary file renamed over CURRENT; the directory synced. `renaming` is called just before
+   * the rename: from then on CURRENT may name the new MANIFEST, whatever happens next.
    */
   #setCurrent(manifestNumber: number, renaming?: () => void): void {
     const tmp = tempFileName(this.dir, manifestNumber);
@@ -111,6 +112,7 @@ export class VersionSet {
     } finally {
       file.close();
     }
+    this.fs.syncDir(this.dir);
     renaming?.();
     this.fs.rename(tmp, currentFileName(this.dir));
     this.fs.syncDir(this.dir);
