@@ -459,12 +459,19 @@ export class DBImpl {
    * l0SlowdownTrigger each group is delayed 1 ms to let compaction catch up (as LevelDB does).
    */
   async #waitForRoom(): Promise<void> {
-    if (this.#roomNeeded(false) && this.#bg.flushing) await this.#bg.whenFlushed();
+    const stalls = this.stats.stalls;
+    let since = performance.now();
+    if (this.#roomNeeded(false) && this.#bg.flushing) {
+      await this.#bg.whenFlushed();
+      since = stalls.add('memtableFull', since);
+    }
     while (this.#l0Files() >= this.options.l0StopTrigger && this.#bg.compacting && this.#bgError === null) {
       await this.#bg.whenProgress();
+      since = stalls.add('l0Stop', since);
     }
     if (this.#l0Files() >= this.options.l0SlowdownTrigger && this.#bgError === null) {
       await new Promise((resolve) => setTimeout(resolve, 1));
+      stalls.add('l0Slowdown', since);
     }
   }
 
@@ -477,10 +484,16 @@ export class DBImpl {
    */
   #makeRoomForWrite(force = false): void {
     if (!this.#roomNeeded(force)) return;
-    if (this.#bg.flushing) this.#bg.waitFlushSync();
+    const stalls = this.stats.stalls;
+    let since = performance.now();
+    if (this.#bg.flushing) {
+      this.#bg.waitFlushSync();
+      since = stalls.add('memtableFull', since);
+    }
     if (this.#bgError !== null) throw this.#bgError;
     while (this.#l0Files() >= this.options.l0StopTrigger && this.#bg.compacting && this.#bgError === null) {
       this.#bg.waitCompactionSync();
+      since = stalls.add('l0Stop', since);
     }
     if (!this.#roomNeeded(force)) return;
     const fs = this.fs;

@@ -6,6 +6,24 @@
  */
 import { TableStats } from '../sstable/table-stats.js';
 
+/** Why writers waited (LevelDB's stall reasons). */
+export type StallReason = 'memtableFull' | 'l0Slowdown' | 'l0Stop';
+
+/** Time writers spent waiting on the database's thread or in its queue, by reason. */
+export class StallStats {
+  /** Microseconds waited, and how many waits, per reason. */
+  readonly micros: Record<StallReason, number> = { memtableFull: 0, l0Slowdown: 0, l0Stop: 0 };
+  readonly count: Record<StallReason, number> = { memtableFull: 0, l0Slowdown: 0, l0Stop: 0 };
+
+  /** Records a wait for `reason` that began at `since` (performance.now()); returns now. */
+  add(reason: StallReason, since: number): number {
+    const now = performance.now();
+    this.micros[reason] += Math.round((now - since) * 1000);
+    this.count[reason]++;
+    return now;
+  }
+}
+
 export class DBStats {
   /** Point lookups served. */
   gets = 0;
@@ -23,6 +41,8 @@ export class DBStats {
   walBytesSkipped = 0;
   /** At open: bytes of a torn tail dropped from the newest WAL (what a crash leaves; never an acknowledged write). */
   walTornBytes = 0;
+  /** Writers' waits for a flush (memtable full) or for compaction (level 0 deep). */
+  readonly stalls = new StallStats();
   /** Per region: filter checks and negatives, false positives, blocks read, cache hits and misses. */
   readonly regionTables: readonly TableStats[];
   /** Per region: point lookups served. */
@@ -59,6 +79,12 @@ export class DBStats {
       walRecordsSkipped: this.walRecordsSkipped,
       walBytesSkipped: this.walBytesSkipped,
       walTornBytes: this.walTornBytes,
+      stallMicrosMemtableFull: this.stalls.micros.memtableFull,
+      stallMicrosL0Slowdown: this.stalls.micros.l0Slowdown,
+      stallMicrosL0Stop: this.stalls.micros.l0Stop,
+      stallsMemtableFull: this.stalls.count.memtableFull,
+      stallsL0Slowdown: this.stalls.count.l0Slowdown,
+      stallsL0Stop: this.stalls.count.l0Stop,
     };
   }
 }
