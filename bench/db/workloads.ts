@@ -17,7 +17,8 @@
  * - The random reads, seeks and deletes do R operations (`--reads`), which may be fewer than N.
  * Kept as in db_bench: readmissing looks up the first 15 bytes of a present key (absent, but
  * inside the key range); seekrandom makes a new iterator per operation, seeks and reads one
- * entry ("found" when it is the key sought); fillbatch writes 1000 entries per batch.
+ * entry ("found" when it is the key sought); fillbatch, fillrandombatch and overwritebatch write
+ * 1000 entries per batch (db_bench's --batch_size).
  */
 import { SeededRandom } from '../seeded-keys.js';
 import type { AsyncStore, SyncStore } from './store.js';
@@ -37,9 +38,11 @@ export interface Sizes {
 export type WorkloadName =
   | 'fillseq'
   | 'fillbatch'
+  | 'fillrandombatch'
   | 'fillsync'
   | 'fillrandom'
   | 'overwrite'
+  | 'overwritebatch'
   | 'readrandom'
   | 'readmissing'
   | 'readseq'
@@ -69,9 +72,11 @@ export interface Workload {
 export const WORKLOADS: readonly Workload[] = [
   { name: 'fillseq', kind: 'write', db: 'fresh', synced: false, ops: (s) => s.n, description: 'N puts, keys in ascending order, fresh database' },
   { name: 'fillbatch', kind: 'write', db: 'fresh', synced: false, ops: (s) => s.n, description: `N puts in ascending order, ${BATCH_ENTRIES} per batch, fresh database` },
+  { name: 'fillrandombatch', kind: 'write', db: 'fresh', synced: false, ops: (s) => s.n, description: `N puts, every key once in random order, ${BATCH_ENTRIES} per batch (db_bench --batch_size), fresh database` },
   { name: 'fillsync', kind: 'write', db: 'fresh', synced: true, ops: (s) => Math.max(1, Math.floor(s.n / 100)), description: 'N/100 synced puts, random keys, fresh database' },
   { name: 'fillrandom', kind: 'write', db: 'fill', synced: false, ops: (s) => s.n, description: 'N puts, every key once in random order, fresh database (kept for what follows)' },
   { name: 'overwrite', kind: 'write', db: 'filled', synced: false, ops: (s) => s.n, description: 'N puts of random keys (with repeats) over that database' },
+  { name: 'overwritebatch', kind: 'write', db: 'filled', synced: false, ops: (s) => s.n, description: `N puts of random keys (with repeats), ${BATCH_ENTRIES} per batch, over that database` },
   { name: 'readrandom', kind: 'read', db: 'filled', synced: false, ops: (s) => s.reads, expectedFound: (s) => s.reads, description: 'R gets of random present keys' },
   { name: 'readmissing', kind: 'read', db: 'filled', synced: false, ops: (s) => s.reads, expectedFound: () => 0, description: 'R gets of absent keys (a present key minus its last byte)' },
   { name: 'readseq', kind: 'read', db: 'filled', synced: false, ops: (s) => s.n, expectedFound: (s) => s.n, description: 'one iterator over all N entries, ascending' },
@@ -132,7 +137,7 @@ export function keyNumbers(w: Workload, s: Sizes, seed: number): Uint32Array {
   const out = new Uint32Array(w.name === 'readseq' || w.name === 'readreverse' ? 0 : count);
   if (w.name === 'fillseq' || w.name === 'fillbatch') {
     for (let i = 0; i < count; i++) out[i] = i;
-  } else if (w.name === 'fillrandom') {
+  } else if (w.name === 'fillrandom' || w.name === 'fillrandombatch') {
     for (let i = 0; i < count; i++) out[i] = i;
     for (let i = count - 1; i > 0; i--) {
       const j = uniform(random, i + 1);
@@ -157,6 +162,8 @@ export async function runAsync(w: Workload, store: AsyncStore, keys: Uint32Array
   const t0 = performance.now();
   switch (w.name) {
     case 'fillbatch':
+    case 'fillrandombatch':
+    case 'overwritebatch':
       for (let i = 0; i < keys.length; i += BATCH_ENTRIES) {
         const end = Math.min(keys.length, i + BATCH_ENTRIES);
         const ks = new Array<Buffer>(end - i);
@@ -225,7 +232,9 @@ export function runSync(w: Workload, store: SyncStore, keys: Uint32Array, values
   let ops = keys.length;
   const t0 = performance.now();
   switch (w.name) {
-    case 'fillbatch': {
+    case 'fillbatch':
+    case 'fillrandombatch':
+    case 'overwritebatch': {
       const batch = store.batch;
       if (batch === undefined) return undefined;
       for (let i = 0; i < keys.length; i += BATCH_ENTRIES) {
