@@ -1,6 +1,7 @@
 /**
- * bench/db: LevelDB's db_bench workloads (fillseq, fillbatch, fillsync, fillrandom, overwrite,
- * readrandom, readmissing, readseq, readreverse, seekrandom, deleterandom) on sievekv and on the
+ * bench/db: LevelDB's db_bench workloads (fillseq, fillbatch, fillrandombatch, fillsync,
+ * fillrandom, overwrite, overwritebatch, readrandom, readmissing, readseq, readreverse,
+ * seekrandom, deleterandom) on sievekv and on the
  * engines a Node.js program would otherwise pick — LevelDB (classic-level), RocksDB (rocksdb),
  * LMDB (lmdb) and SQLite (better-sqlite3) — in one run on one machine, with the ratios.
  *
