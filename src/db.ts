@@ -7,6 +7,7 @@
  */
 import { SieveError, ErrorCode, invalidArgument } from './errors.js';
 import { DBImpl } from './db/db-impl.js';
+import { ChainedBatch } from './db/chained-batch.js';
 import { Snapshot } from './db/snapshot.js';
 import { toBytes } from './key-encoding.js';
 import { resolveOptions, type Options } from './options.js';
@@ -141,11 +142,25 @@ export class DB {
     this.#impl.writeOneSync(ValueType.DELETION, toBytes(key, 'key'), EMPTY, checkWriteOptions(options));
   }
 
-  /** Applies every operation atomically: after a crash, all of them or none. */
-  batch(operations: readonly BatchOperation[], options?: WriteOptions): Promise<void> {
+  /**
+   * Applies every operation atomically: after a crash, all of them or none. With no arguments,
+   * a chained batch (`db.batch().put(k, v).del(k).write()`) that encodes as it goes.
+   */
+  batch(): ChainedBatch;
+  batch(operations: readonly BatchOperation[], options?: WriteOptions): Promise<void>;
+  batch(operations?: readonly BatchOperation[], options?: WriteOptions): Promise<void> | ChainedBatch {
+    if (arguments.length === 0) {
+      this.#checkOpen();
+      const impl = this.#impl;
+      return new ChainedBatch({
+        maxBatchSize: impl.options.maxBatchSize,
+        write: (batch, opts) => impl.write(batch, checkWriteOptions(opts as WriteOptions | undefined)),
+        writeSync: (batch, opts) => impl.writeSync(batch, checkWriteOptions(opts as WriteOptions | undefined)),
+      });
+    }
     try {
       this.#checkOpen();
-      return this.#impl.write(batchOf(operations, this.#impl.options.maxBatchSize), checkWriteOptions(options));
+      return this.#impl.write(batchOf(operations!, this.#impl.options.maxBatchSize), checkWriteOptions(options));
     } catch (err) {
       return Promise.reject(err);
     }

@@ -8,6 +8,7 @@ export type { RepairOptions, RepairReport, RepairProblem } from './db/repair.js'
 export type { DestroyOptions, DestroyReport } from './db/destroy.js';
 export type { Options, CompressionName, FilterScope } from './options.js';
 export type { Snapshot } from './db/snapshot.js';
+export type { ChainedBatch } from './db/chained-batch.js';
 export type { IteratorOptions } from './db/iterators.js';
 export type { EntryIterator, Entry as IteratorEntry } from './iterator/entry-iterator.js';
 export type { IteratorRangeOptions, IteratorBound } from './iterator/iterator-options.js';
