@@ -52,6 +52,13 @@ import { singleRegionRouter } from '../shard/region-router.js';
 
 const RESOLVED = Promise.resolve();
 
+/** Adds one put (`type` VALUE) or delete to `batch`; returns it. */
+function batchOfOne(batch: WriteBatch, type: ValueType, key: Uint8Array, value: Uint8Array): WriteBatch {
+  if (type === ValueType.VALUE) batch.put(key, value);
+  else batch.del(key);
+  return batch;
+}
+
 export class DBImpl {
   readonly stats: DBStats;
   readonly snapshots = new SnapshotList();
@@ -326,10 +333,7 @@ export class DBImpl {
         return Promise.reject(err);
       }
     }
-    const batch = new WriteBatch();
-    if (type === ValueType.VALUE) batch.put(key, value);
-    else batch.del(key);
-    return this.write(batch, sync);
+    return this.write(batchOfOne(new WriteBatch(), type, key, value), sync);
   }
 
   /** The synchronous twin of `writeOne`. */
@@ -339,10 +343,7 @@ export class DBImpl {
       this.#commitOne(type, key, value, sync);
       return;
     }
-    const batch = new WriteBatch();
-    if (type === ValueType.VALUE) batch.put(key, value);
-    else batch.del(key);
-    this.writeSync(batch, sync);
+    this.writeSync(batchOfOne(new WriteBatch(), type, key, value), sync);
   }
 
   /** True if a write may commit at once: nothing queued or in flight, no reason to wait. */
@@ -358,8 +359,7 @@ export class DBImpl {
   #commitOne(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): void {
     const batch = this.#single;
     batch.clear();
-    if (type === ValueType.VALUE) batch.put(key, value);
-    else batch.del(key);
+    batchOfOne(batch, type, key, value);
     this.#checkBatch(batch);
     this.#makeRoomForWrite();
     const versions = this.#versions;

@@ -15,26 +15,20 @@
  * Synchronous, on the caller's thread; all I/O through the FileSystem seam.
  */
 import { isSieveError } from '../errors.js';
-import type { FilterPolicy } from '../filter/policy.js';
 import { compareInternalKeys, encodeInternalKey, INTERNAL_KEY_TRAILER_SIZE, readSequence, type ValueType } from '../format/internal-key.js';
 import type { FileSystem, WritableFile } from '../fs/file-system.js';
-import type { CompressionType } from '../sstable/compression.js';
 import { TableBuilder } from '../sstable/table-builder.js';
 import { bareMessage } from '../tools/error-text.js';
 import { type BlockFault, TableInspector, type TableInspection } from '../tools/table-inspector.js';
 import { tableFileName } from '../version/filenames.js';
 import type { FileMetaData } from '../version/version-edit.js';
-import type { FilterScope } from '../options.js';
+import type { ResolvedOptions } from '../options.js';
 
 /** How repair builds tables: the database's options. */
-export interface TableBuildOptions {
-  readonly blockSize: number;
-  readonly blockRestartInterval: number;
-  readonly compression: CompressionType;
-  readonly filterPolicy: FilterPolicy | null;
-  readonly tableFilterPolicy: FilterPolicy | null;
-  readonly filterScope: FilterScope;
-}
+export type TableBuildOptions = Pick<
+  ResolvedOptions,
+  'blockSize' | 'blockRestartInterval' | 'compression' | 'filterPolicy' | 'tableFilterPolicy' | 'filterScope'
+>;
 
 /** A table the repaired database may name, with what repair learned reading or writing it. */
 export interface RepairTable {

@@ -96,29 +96,17 @@ export class LogReader {
     return unmaskCrc(getFixed32(block, at)) === crc32c(block, start, start + length, TYPE_CRC[type]!);
   }
 
-  /**
-   * Skips damage at `at`: resumes at the next fragment of the block whose checksum verifies, or
-   * at the block's end if none does (or checksums are not verified). Reports what was dropped.
-   */
-  #skipDamage(at: number, kind: LogDamageKind, reason: string): void {
-    let next = this.#end;
-    if (this.#verify) {
-      for (let p = at + 1; p + LOG_HEADER_SIZE <= this.#end; p++) {
-        if (this.#verifies(p)) {
-          next = p;
-          break;
-        }
-      }
-    }
-    this.#pos = next;
-    this.#report(this.#blockStart + at, next - at, kind, reason);
+  /** Where the next fragment after `at` whose checksum verifies starts, or the block's end (also when checksums are not verified). */
+  #nextVerified(at: number): number {
+    if (!this.#verify) return this.#end;
+    for (let p = at + 1; p + LOG_HEADER_SIZE <= this.#end; p++) if (this.#verifies(p)) return p;
+    return this.#end;
   }
 
-  /** True if a fragment that verifies starts after `at` in the current block. */
-  #verifiedAfter(at: number): boolean {
-    if (!this.#verify) return false;
-    for (let p = at + 1; p + LOG_HEADER_SIZE <= this.#end; p++) if (this.#verifies(p)) return true;
-    return false;
+  /** Skips damage at `at`, resuming at `next` (the next fragment that verifies); reports what was dropped. */
+  #skipDamage(at: number, kind: LogDamageKind, reason: string, next = this.#nextVerified(at)): void {
+    this.#pos = next;
+    this.#report(this.#blockStart + at, next - at, kind, reason);
   }
 
   /** Reads the next physical fragment; returns its type, EOF or BAD_RECORD. */
@@ -149,13 +137,14 @@ export class LogReader {
       const length = block[at + 4]! | (block[at + 5]! << 8);
       const type = block[at + 6]!;
       if (LOG_HEADER_SIZE + length > this.#end - at) {
-        if (this.#eof && !this.#verifiedAfter(at)) {
+        const next = this.#nextVerified(at);
+        if (this.#eof && next === this.#end) {
           // The fragment was cut short by the end of the file: a writer died mid-append.
           this.#pos = this.#end;
           this.#report(this.#blockStart + at, this.#end - at, 'truncated', 'record cut short by the end of the file');
           return EOF;
         }
-        this.#skipDamage(at, 'length', 'bad record length');
+        this.#skipDamage(at, 'length', 'bad record length', next);
         return BAD_RECORD;
       }
       if (type === RecordType.ZERO && length === 0 && getFixed32(block, at) === 0) {
