@@ -17,18 +17,16 @@
  * every 25 kills and a summary; the exit status is 1 on any loss, half batch, other problem or
  * failed reopen, else 0.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DB } from '../src/db.js';
 import { DezhouRegionRouter } from '../src/shard/dezhou-router.js';
 import { auditRecovered } from '../test/support/crash-batches.js';
 import { rng } from '../test/support/seed.js';
+import { startCrashChild, type CrashChild } from '../test/support/crash-child.js';
 
-const WRITER = fileURLToPath(new URL('../test/support/crash-writer.ts', import.meta.url));
 /** Children started ahead of their run: a tsx start-up costs far more than a run. */
 const PREFETCH = 3;
 const PROGRESS_EVERY = 25;
@@ -51,41 +49,6 @@ if (!Number.isInteger(KILLS) || KILLS < 1 || !Number.isInteger(ROTATE) || ROTATE
   throw new Error('usage: torture [--kills N] [--minutes M] [--seed S] [--sharded] [--rotate K] [--dir D]');
 }
 
-interface Child {
-  proc: ChildProcess;
-  acked: number[];
-  opened: Promise<void>;
-  /** The exit code (null when killed by a signal), once the process is gone and its pipes drained. */
-  closed: Promise<number | null>;
-  stderr: string[];
-}
-
-function startChild(dir: string, run: number, seed: number): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', WRITER, dir, String(run), String(seed), ...(args.sharded ? ['dezhou'] : [])], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const acked: number[] = [];
-  const stderr: string[] = [];
-  let openedResolve!: () => void;
-  const opened = new Promise<void>((r) => (openedResolve = r));
-  let partial = '';
-  proc.stdout!.setEncoding('utf8');
-  proc.stdout!.on('data', (chunk: string) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) {
-      if (line === 'open') openedResolve();
-      else if (line.startsWith('ack ')) acked.push(Number(line.slice(4)));
-    }
-  });
-  proc.stderr!.setEncoding('utf8');
-  proc.stderr!.on('data', (chunk: string) => stderr.push(chunk));
-  proc.stdin!.on('error', () => {});
-  // 'close', not 'exit': acknowledgements still in the pipe when the process dies count too.
-  const closed = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
-  void closed.then(() => openedResolve());
-  return { proc, acked, opened, closed, stderr };
-}
 
 async function readAll(db: DB): Promise<Map<string, string>> {
   const entries = new Map<string, string>();
@@ -111,7 +74,7 @@ function failed(): boolean {
   return totals.lost + totals.halfApplied + totals.other + totals.failedReopens + totals.childFailures > 0;
 }
 
-const children = new Set<Child>();
+const children = new Set<CrashChild>();
 process.on('SIGINT', () => {
   for (const c of children) c.proc.kill('SIGKILL');
   console.log('interrupted');
@@ -125,10 +88,10 @@ process.on('SIGINT', () => {
  */
 async function campaign(dir: string, kills: number, next: () => number, seed: number): Promise<boolean> {
   const acked: number[][] = [];
-  const ready: Child[] = [];
+  const ready: CrashChild[] = [];
   const prefetch = (run: number): void => {
     if (run >= kills) return;
-    const child = startChild(dir, run, seed + run);
+    const child = startCrashChild(dir, run, seed + run, args.sharded ?? false);
     children.add(child);
     ready.push(child);
   };
@@ -145,7 +108,7 @@ async function campaign(dir: string, kills: number, next: () => number, seed: nu
     if (fromOpen) await child.opened;
     await sleep(2 + Math.floor(next() * 100));
     child.proc.kill('SIGKILL');
-    const code = await child.closed;
+    const code = await child.exited;
     children.delete(child);
     totals.kills++;
     acked.push([...child.acked]);

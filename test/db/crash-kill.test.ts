@@ -8,59 +8,22 @@
  * waits for a line on stdin before it opens, so its start-up (tsx) overlaps earlier runs.
  * `npm run torture -- --kills 1000` (scripts/torture.ts) runs the same campaign at length.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { DB } from '../../src/db.js';
 import { DezhouRegionRouter } from '../../src/shard/dezhou-router.js';
 import { batchOps, checkRecovered, runStart } from '../support/crash-batches.js';
 import { rng, testSeed } from '../support/seed.js';
+import { startCrashChild, type CrashChild } from '../support/crash-child.js';
 
-const WRITER = fileURLToPath(new URL('../support/crash-writer.ts', import.meta.url));
 const KILLS = 50;
 /** Kills of the sharded campaign (its checks are the same; its children open four regions). */
 const SHARDED_KILLS = 15;
 /** Children started ahead of their run (each loads, then waits for its go). */
 const PREFETCH = 3;
 
-interface Child {
-  proc: ChildProcess;
-  acked: number[];
-  opened: Promise<void>;
-  exited: Promise<number | null>;
-  stderr: string[];
-}
-
-function startChild(dir: string, run: number, seed: number, sharded: boolean): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', WRITER, dir, String(run), String(seed), ...(sharded ? ['dezhou'] : [])], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const acked: number[] = [];
-  const stderr: string[] = [];
-  let openedResolve!: () => void;
-  const opened = new Promise<void>((r) => (openedResolve = r));
-  let partial = '';
-  proc.stdout!.setEncoding('utf8');
-  proc.stdout!.on('data', (chunk: string) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) {
-      if (line === 'open') openedResolve();
-      else if (line.startsWith('ack ')) acked.push(Number(line.slice(4)));
-    }
-  });
-  proc.stderr!.setEncoding('utf8');
-  proc.stderr!.on('data', (chunk: string) => stderr.push(chunk));
-  proc.stdin!.on('error', () => {}); // the child may be dead before we write
-  // 'close', not 'exit': the process may be gone while its last acks still wait in the stdout
-  // pipe, and a missed ack would let a lost batch pass unnoticed. 'close' comes after stdout's end.
-  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
-  void exited.then(() => openedResolve());
-  return { proc, acked, opened, exited, stderr };
-}
 
 async function readAll(db: DB): Promise<Map<string, string>> {
   const entries = new Map<string, string>();
@@ -83,9 +46,9 @@ async function killCampaign(kills: number, sharded: boolean): Promise<void> {
     let totalAcked = 0;
     let killedBeforeOpen = 0;
     // Children start PREFETCH runs ahead: a tsx start-up costs far more than a run.
-    const ready: Child[] = [];
+    const ready: CrashChild[] = [];
     const prefetch = (run: number): void => {
-      if (run < kills) ready.push(startChild(dir, run, seed + run, sharded));
+      if (run < kills) ready.push(startCrashChild(dir, run, seed + run, sharded));
     };
     for (let run = 0; run < PREFETCH; run++) prefetch(run);
     onTestFinished(() => {

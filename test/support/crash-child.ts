@@ -1,0 +1,48 @@
+/**
+ * A child process running test/support/crash-writer.ts, as the SIGKILL tests and `npm run
+ * torture` start it: it prints `open` once the database is open, then `ack <batch>` for every
+ * batch the database acknowledged, and waits for `go` on stdin before writing.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const WRITER = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
+
+export interface CrashChild {
+  proc: ChildProcess;
+  /** Batches acknowledged so far, in order. */
+  acked: number[];
+  /** Resolves once the child opened its database (or is gone). */
+  opened: Promise<void>;
+  /** The exit code (null when killed by a signal), once the process is gone and its pipes drained. */
+  exited: Promise<number | null>;
+  stderr: string[];
+}
+
+export function startCrashChild(dir: string, run: number, seed: number, sharded: boolean): CrashChild {
+  const proc = spawn(process.execPath, ['--import', 'tsx', WRITER, dir, String(run), String(seed), ...(sharded ? ['dezhou'] : [])], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const acked: number[] = [];
+  const stderr: string[] = [];
+  let openedResolve!: () => void;
+  const opened = new Promise<void>((r) => (openedResolve = r));
+  let partial = '';
+  proc.stdout!.setEncoding('utf8');
+  proc.stdout!.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      if (line === 'open') openedResolve();
+      else if (line.startsWith('ack ')) acked.push(Number(line.slice(4)));
+    }
+  });
+  proc.stderr!.setEncoding('utf8');
+  proc.stderr!.on('data', (chunk: string) => stderr.push(chunk));
+  proc.stdin!.on('error', () => {}); // the child may be dead before we write
+  // 'close', not 'exit': the process may be gone while its last acks still wait in the stdout
+  // pipe, and a missed ack would let a lost batch pass unnoticed. 'close' comes after stdout's end.
+  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
+  void exited.then(() => openedResolve());
+  return { proc, acked, opened, exited, stderr };
+}
