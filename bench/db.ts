@@ -11,15 +11,17 @@
  *   npm --prefix bench/peers install        # rocksdb, lmdb, better-sqlite3 (prebuilt binaries)
  *   npm run build && node dist/bench/db.js [--quick] [--n=1000000] [--reads=N]
  *       [--engines=sievekv,leveldb,rocksdb,lmdb,sqlite] [--workloads=fillrandom,readrandom,...]
- *       [--profile=DIR] [--markdown]
+ *       [--profile=DIR] [--markdown] [--json=PATH]
+ *   node dist/bench/chart.js PATH docs/bench.svg   # the chart, from the results file
  *
  * Run it compiled, not through tsx: from TypeScript sources sievekv's background worker thread
  * loads its modules through tsx's transpiler, which makes its flushes several times slower (the
  * report then says so). A peer that is not installed is skipped with a note. `--quick`:
  * N = 100,000. `--reads`: the operations of readrandom, readmissing, seekrandom and deleterandom
  * (default N/4). `--profile`: every child runs under `node --cpu-prof` and leaves its profile in
- * DIR. `--workloads` adds fillrandom when a chosen workload needs its database. A full run at
- * N = 1,000,000 takes about a quarter of an hour on two cores; `--quick` about two minutes.
+ * DIR. `--workloads` adds fillrandom when a chosen workload needs its database. `--json`: the
+ * results (bench/db/results.ts) also go to PATH, for bench/chart.ts. A full run at N = 1,000,000
+ * takes about a quarter of an hour on two cores; `--quick` about two minutes.
  *
  * Method: every (column, workload) runs in a fresh node process of its own, so no engine runs in
  * a heap or with JIT feedback another one shaped; workloads go in db_bench's order, and within a
@@ -30,10 +32,16 @@
  * (untimed, at most a minute) until its compactions have brought level 0 below 4 files, the
  * compaction trigger of all three; the shapes the reads met are printed. Only the loop of
  * operations is timed; every await is a separate operation (no concurrency).
+ *
+ * Around the loop each child also measures its process: its peak RSS (all threads, start to
+ * exit), the time of close() after the workload, after overwrite the time to reopen the closed
+ * directory, and for sievekv the writers' stalls over the loop (`sievekv.stats`). The parent
+ * sums the files left in the directory after each write workload. The report (bench/db/report.ts)
+ * ends with issue 10's targets, each figure beside its target.
  * Workload data and semantics: bench/db/workloads.ts. Results and the command: BENCHMARKS.md.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +51,9 @@ import { rocksdbEngine } from './db/engine-rocksdb.js';
 import { sievekvEngine } from './db/engine-sievekv.js';
 import { sqliteEngine } from './db/engine-sqlite.js';
 import { PEERS_DIR, peerInstalled, REPO_DIR } from './db/peers.js';
-import type { Column, Engine, Store } from './db/store.js';
+import { formatReport } from './db/report.js';
+import { RESULTS_FORMAT, type BenchResults, type CellResult, type ChildMeasures } from './db/results.js';
+import type { Column, Engine, StallFigures, Store } from './db/store.js';
 import { BATCH_ENTRIES, KEY_BYTES, keyNumbers, makeValues, runAsync, runSync, VALUE_BYTES, WORKLOADS, type Outcome, type Sizes, type Workload } from './db/workloads.js';
 
 const ENGINES: readonly Engine[] = [sievekvEngine, leveldbEngine, rocksdbEngine, lmdbEngine, sqliteEngine];
@@ -55,6 +65,8 @@ const L0_COMPACTION_TRIGGER = 4;
 /** The longest a read waits after open for compactions to bring level 0 below the trigger. */
 const SETTLE_LIMIT_MS = 60_000;
 const RESULT_PREFIX = 'BENCH-DB-RESULT ';
+/** The workload after which the closed database is reopened (timed): fillrandom + overwrite's. */
+const REOPEN_AFTER = 'overwrite';
 
 interface ChildTask {
   engine: string;
@@ -62,17 +74,19 @@ interface ChildTask {
   workload: string;
   dir: string;
   sizes: Sizes;
+  /** After closing, open the directory again (timed) and close it (untimed). */
+  reopen: boolean;
 }
 
 interface ChildResult {
-  outcome?: Outcome;
+  measures?: ChildMeasures;
   skipped?: string;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Child: one workload of one column.
 
-async function runChild(task: ChildTask): Promise<ChildResult> {
+async function runChild(task: ChildTask, startRssBytes: number): Promise<ChildResult> {
   const engine = ENGINES.find((e) => e.name === task.engine)!;
   const column = engine.columns.find((c) => c.label === task.column)!;
   const index = WORKLOADS.findIndex((w) => w.name === task.workload);
@@ -80,14 +94,38 @@ async function runChild(task: ChildTask): Promise<ChildResult> {
   const keys = keyNumbers(w, task.sizes, KEY_SEED + index);
   const values = makeValues(VALUE_SEED);
   const store = await engine.open(task.dir, column.style, w.synced);
+  let outcome: Outcome | undefined;
+  let stalls: StallFigures | undefined;
   try {
     if (w.kind === 'read') await settle(store);
     const shape = w.db === 'filled' ? store.shape?.() : undefined;
-    const outcome = store.style === 'async' ? await runAsync(w, store, keys, values) : runSync(w, store, keys, values);
-    return outcome === undefined ? { skipped: 'no synchronous call for it' } : { outcome: shape === undefined ? outcome : { ...outcome, shape } };
-  } finally {
+    const before = w.kind === 'write' ? store.stalls?.() : undefined;
+    outcome = store.style === 'async' ? await runAsync(w, store, keys, values) : runSync(w, store, keys, values);
+    if (before !== undefined) stalls = stallsSince(before, store.stalls!());
+    if (outcome !== undefined && shape !== undefined) outcome = { ...outcome, shape };
+  } catch (err) {
     await store.close();
+    throw err;
   }
+  const closing = performance.now();
+  await store.close();
+  const closeMs = performance.now() - closing;
+  if (outcome === undefined) return { skipped: 'no synchronous call for it' };
+  let reopenMs: number | undefined;
+  if (task.reopen) {
+    const opening = performance.now();
+    const again = await engine.open(task.dir, column.style, false);
+    reopenMs = performance.now() - opening;
+    await again.close();
+  }
+  const maxRssBytes = process.resourceUsage().maxRSS * 1024; // Node reports kilobytes
+  return { measures: { ...outcome, startRssBytes, maxRssBytes, closeMs, ...(reopenMs === undefined ? {} : { reopenMs }), ...(stalls === undefined ? {} : { stalls }) } };
+}
+
+/** The stalls between two readings of the cumulative figures. */
+function stallsSince(before: StallFigures, after: StallFigures): StallFigures {
+  const since = (r: keyof StallFigures): StallFigures[typeof r] => ({ micros: after[r].micros - before[r].micros, count: after[r].count - before[r].count });
+  return { memtableFull: since('memtableFull'), l0Slowdown: since('l0Slowdown'), l0Stop: since('l0Stop') };
 }
 
 /**
@@ -113,6 +151,7 @@ interface Options {
   workloads: readonly Workload[];
   profileDir: string | null;
   markdown: boolean;
+  jsonPath: string | null;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -122,11 +161,13 @@ function parseArgs(argv: readonly string[]): Options {
     if (m === null) throw new Error(`unknown argument ${a}`);
     flags.set(m[1]!, m[2] ?? 'true');
   }
-  const known = new Set(['quick', 'n', 'reads', 'engines', 'workloads', 'profile', 'markdown']);
+  const known = new Set(['quick', 'n', 'reads', 'engines', 'workloads', 'profile', 'markdown', 'json']);
   for (const k of flags.keys()) if (!known.has(k)) throw new Error(`unknown flag --${k}`);
   const n = Number(flags.get('n') ?? (flags.has('quick') ? 100_000 : 1_000_000));
   const reads = Number(flags.get('reads') ?? Math.floor(n / 4));
   if (!Number.isInteger(n) || n < 1000 || !Number.isInteger(reads) || reads < 1) throw new Error('--n must be an integer ≥ 1000, --reads ≥ 1');
+  const jsonPath = flags.get('json') ?? null;
+  if (jsonPath === 'true' || jsonPath === '') throw new Error('--json needs a path: --json=results.json');
   const pick = <T extends { name: string }>(all: readonly T[], flag: string): readonly T[] => {
     const list = flags.get(flag);
     if (list === undefined) return all;
@@ -137,7 +178,7 @@ function parseArgs(argv: readonly string[]): Options {
   let workloads = pick(WORKLOADS, 'workloads');
   // Reads and overwrite/deleterandom need the database fillrandom makes.
   if (workloads.some((w) => w.db === 'filled')) workloads = WORKLOADS.filter((w) => workloads.includes(w) || w.db === 'fill');
-  return { sizes: { n, reads }, engines: pick(ENGINES, 'engines'), workloads, profileDir: flags.get('profile') ?? null, markdown: flags.has('markdown') };
+  return { sizes: { n, reads }, engines: pick(ENGINES, 'engines'), workloads, profileDir: flags.get('profile') ?? null, markdown: flags.has('markdown'), jsonPath };
 }
 
 function runs(column: Column, w: Workload): boolean {
@@ -160,6 +201,17 @@ function spawnChild(task: ChildTask, profileDir: string | null): ChildResult {
   return JSON.parse(line.slice(RESULT_PREFIX.length)) as ChildResult;
 }
 
+/** Total bytes of the files under `dir` (an engine's whole database, its logs and lock included). */
+function directoryBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += directoryBytes(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
 function commitDescription(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_DIR, encoding: 'utf8' }).trim();
@@ -171,40 +223,14 @@ function commitDescription(): string {
 }
 
 const fmtInt = (x: number): string => x.toLocaleString('en-US');
-
-function fmtMicros(seconds: number, ops: number): string {
-  const us = (seconds * 1e6) / ops;
-  return us >= 100 ? us.toFixed(0) : us >= 10 ? us.toFixed(1) : us.toFixed(2);
-}
-
-function fmtRate(seconds: number, ops: number): string {
-  const r = ops / seconds;
-  if (r >= 1e6) return `${(r / 1e6).toFixed(2)} M`;
-  if (r >= 1e3) return `${(r / 1e3).toFixed(r >= 1e5 ? 0 : 1)} k`;
-  return r.toFixed(0);
-}
-
-interface Cell {
-  column: Column;
-  engine: Engine;
-  outcome: Outcome;
-}
-
-function rate(c: Cell): number {
-  return c.outcome.ops / c.outcome.seconds;
-}
-
-function best(cells: readonly Cell[]): Cell | undefined {
-  let top: Cell | undefined;
-  for (const c of cells) if (top === undefined || rate(c) > rate(top)) top = c;
-  return top;
-}
+const fmtMB = (bytes: number): string => (bytes / 1e6).toFixed(1);
 
 function main(): void {
   const flag = process.argv.indexOf(CHILD_FLAG);
   if (flag >= 0) {
+    const startRssBytes = process.memoryUsage().rss;
     const task = JSON.parse(process.argv[flag + 1]!) as ChildTask;
-    runChild(task).then(
+    runChild(task, startRssBytes).then(
       (result) => process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(result)}\n`),
       (err: unknown) => {
         console.error(err);
@@ -231,105 +257,78 @@ function main(): void {
   const loadAtStart = os.loadavg()[0]!;
   const commit = commitDescription(); // at the start: other work may move HEAD during a long run
 
-  const results = new Map<string, Map<string, Cell>>(); // workload → column label → cell
+  const cells: CellResult[] = [];
   const problems: string[] = [];
   try {
     for (const w of opts.workloads) {
-      const line = new Map<string, Cell>();
-      results.set(w.name, line);
       for (const { engine, column } of columns) {
         if (!runs(column, w)) continue;
         const own = join(root, column.label.replace(/\W+/g, '-'));
         const dir = w.db === 'fresh' ? join(root, `${w.name}-${column.label.replace(/\W+/g, '-')}`) : join(root, (column.readsFrom ?? column.label).replace(/\W+/g, '-'));
         if (w.db === 'fill') rmSync(own, { recursive: true, force: true });
-        const result = spawnChild({ engine: engine.name, column: column.label, workload: w.name, dir, sizes }, opts.profileDir);
+        const task = { engine: engine.name, column: column.label, workload: w.name, dir, sizes, reopen: w.name === REOPEN_AFTER };
+        const result = spawnChild(task, opts.profileDir);
+        const diskBytes = result.measures !== undefined && w.kind === 'write' ? directoryBytes(dir) : undefined;
         if (w.db === 'fresh') rmSync(dir, { recursive: true, force: true });
-        if (result.outcome === undefined) {
+        if (result.measures === undefined) {
           problems.push(`${w.name} ${column.label}: ${result.skipped ?? 'no result'}`);
           continue;
         }
-        const o = result.outcome;
-        line.set(column.label, { column, engine, outcome: o });
+        const o = result.measures;
+        cells.push({ workload: w.name, column: column.label, ...o, ...(diskBytes === undefined ? {} : { diskBytes }) });
         const expected = w.kind === 'write' ? (w.name === 'deleterandom' ? undefined : o.checked) : w.expectedFound?.(sizes);
         if (expected !== undefined && o.found !== expected) {
           problems.push(`${w.name} ${column.label}: found ${fmtInt(o.found)}, expected ${fmtInt(expected)}`);
         }
         if (w.name === 'readrandom' && o.bytes !== o.found * VALUE_BYTES) problems.push(`readrandom ${column.label}: values of the wrong size`);
-        console.error(`  ${w.name.padEnd(12)} ${column.label.padEnd(14)} ${fmtMicros(o.seconds, o.ops).padStart(8)} µs/op  (${fmtInt(o.found)} found)`);
+        const us = (o.seconds * 1e6) / o.ops;
+        const disk = diskBytes === undefined ? '' : `, disk ${fmtMB(diskBytes)} MB`;
+        const reopen = o.reopenMs === undefined ? '' : `, reopen ${o.reopenMs.toFixed(1)} ms`;
+        console.error(
+          `  ${w.name.padEnd(15)} ${column.label.padEnd(14)} ${us.toFixed(us >= 10 ? 1 : 2).padStart(8)} µs/op  (${fmtInt(o.found)} found; peak RSS ${fmtMB(o.maxRssBytes)} MB, close ${o.closeMs.toFixed(1)} ms${reopen}${disk})`,
+        );
       }
     }
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
 
-  // ----- report
-  const out: string[] = [];
-  out.push('sievekv bench/db: db_bench workloads, sievekv and peer engines in one run');
-  out.push(`Date:      ${new Date().toISOString()}`);
-  out.push(`Node:      ${process.version} (V8 ${process.versions.v8}), ${os.platform()} ${os.arch()}`);
-  out.push(`CPU:       ${cpus.length} × ${cpus[0]?.model ?? 'unknown'}; load average (1 min) ${loadAtStart.toFixed(2)} at start, ${os.loadavg()[0]!.toFixed(2)} at end`);
-  out.push(`Commit:    ${commit} (at the start)`);
-  out.push(`Entries:   N = ${fmtInt(sizes.n)}; keys ${KEY_BYTES} B (%016d); values ${VALUE_BYTES} B (≈ ${VALUE_BYTES / 2} B compressed, db_bench's generator)`);
-  out.push(`Reads:     R = ${fmtInt(sizes.reads)} operations for readrandom, readmissing, seekrandom, deleterandom; fillsync N/100; fillbatch ${BATCH_ENTRIES} per batch`);
-  out.push('Method:    one node process per column and workload; db_bench order; only the operation loop timed; one operation at a time;');
-  out.push(`           reads start once an LSM has < ${L0_COMPACTION_TRIGGER} level-0 files (untimed wait after open, at most ${SETTLE_LIMIT_MS / 1000} s)`);
-  if (import.meta.url.endsWith('.ts')) {
-    out.push('WARNING:   run from TypeScript sources (tsx): sievekv\'s background worker loads through tsx and flushes slowly; use the compiled build');
-  }
-  for (const note of notes) out.push(`Note:      ${note}`);
-  out.push('Engines:');
-  for (const e of engines) out.push(`  ${e.version()}: ${e.options}`);
-  out.push('Columns:');
-  for (const { column } of columns) out.push(`  ${column.label.padEnd(14)} ${column.calls}${column.readsFrom ? ` (reads ${column.readsFrom}'s database)` : ''}`);
-  out.push('Workloads:');
-  for (const w of opts.workloads) out.push(`  ${w.name.padEnd(12)} ${w.description}`);
-  out.push('');
-
-  const labels = columns.map((c) => c.column.label);
-  const isSievekv = (c: Cell): boolean => c.engine === sievekvEngine;
-  const table = (title: string, cell: (c: Cell) => string, withRatios: boolean): void => {
-    const head = ['workload', ...labels];
-    if (withRatios) head.push('sievekv/LevelDB', 'best/LevelDB best', 'best/best peer');
-    const rows: string[][] = [];
-    for (const w of opts.workloads) {
-      const line = results.get(w.name)!;
-      const row = [w.name, ...labels.map((l) => (line.has(l) ? cell(line.get(l)!) : '—'))];
-      if (withRatios) {
-        const cells = [...line.values()];
-        const sv = line.get(sievekvEngine.columns[0]!.label);
-        const ldb = line.get(leveldbEngine.columns[0]!.label);
-        const svBest = best(cells.filter(isSievekv));
-        const ldbBest = best(cells.filter((c) => c.engine === leveldbEngine));
-        const peerBest = best(cells.filter((c) => !isSievekv(c)));
-        const ratio = (a: Cell | undefined, b: Cell | undefined): string => (a && b ? `${(rate(a) / rate(b)).toFixed(2)}×` : '—');
-        row.push(ratio(sv, ldb), ratio(svBest, ldbBest), peerBest ? `${ratio(svBest, peerBest)} ${peerBest.column.label}` : '—');
-      }
-      rows.push(row);
-    }
-    out.push(title);
-    if (opts.markdown) {
-      out.push(`| ${head.join(' | ')} |`);
-      out.push(`|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`);
-      for (const r of rows) out.push(`| ${r.join(' | ')} |`);
-    } else {
-      const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-      const fmt = (r: readonly string[]): string => r.map((c, i) => (i === 0 || i === head.length - 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
-      out.push(fmt(head));
-      for (const r of rows) out.push(fmt(r));
-    }
-    out.push('');
+  const results: BenchResults = {
+    format: RESULTS_FORMAT,
+    run: {
+      date: new Date().toISOString(),
+      node: process.version,
+      v8: process.versions.v8,
+      platform: os.platform(),
+      arch: os.arch(),
+      cpus: cpus.length,
+      cpuModel: cpus[0]?.model ?? 'unknown',
+      loadAtStart,
+      loadAtEnd: os.loadavg()[0]!,
+      commit,
+      compiled: !import.meta.url.endsWith('.ts'),
+      totalSeconds: (performance.now() - started) / 1000,
+    },
+    sizes: { n: sizes.n, reads: sizes.reads, batchEntries: BATCH_ENTRIES, keyBytes: KEY_BYTES, valueBytes: VALUE_BYTES },
+    method: { settleBelowL0Files: L0_COMPACTION_TRIGGER, settleLimitSeconds: SETTLE_LIMIT_MS / 1000 },
+    engines: engines.map((e) => ({ name: e.name, version: e.version(), options: e.options, memory: e.memory })),
+    columns: columns.map(({ engine, column }) => ({
+      label: column.label,
+      engine: engine.name,
+      style: column.style,
+      calls: column.calls,
+      ...(column.readsFrom === undefined ? {} : { readsFrom: column.readsFrom }),
+    })),
+    workloads: opts.workloads.map((w) => ({ name: w.name, kind: w.kind, description: w.description })),
+    cells,
+    problems,
+    notes,
   };
-  table('µs per operation (lower is better); ratios are operations per second, sievekv ÷ peer (above 1: sievekv faster)', (c) => fmtMicros(c.outcome.seconds, c.outcome.ops), true);
-  table('operations per second', (c) => fmtRate(c.outcome.seconds, c.outcome.ops), false);
-  out.push('sievekv/LevelDB: both async APIs. best/LevelDB best: the faster of each engine\'s columns. best/best peer: sievekv\'s faster column ÷ the fastest peer column (named).');
-  out.push(`Checks: fills read back a sample of the keys they wrote; readrandom and seekrandom must find all R keys, readmissing none, readseq/readreverse see N entries.`);
-  out.push(problems.length === 0 ? 'All checks passed.' : `PROBLEMS:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-  const shapes = [...(results.get('readrandom')?.values() ?? [])].filter((c) => c.outcome.shape !== undefined);
-  if (shapes.length > 0) {
-    out.push(`LSM files per level when readrandom began: ${shapes.map((c) => `${c.column.label}: ${c.outcome.shape}`).join('; ')}`);
+  console.log(formatReport(results, opts.markdown));
+  if (opts.jsonPath !== null) {
+    writeFileSync(opts.jsonPath, `${JSON.stringify(results, null, 1)}\n`);
+    console.error(`results written to ${opts.jsonPath}`);
   }
-  out.push(`Total ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  console.log(out.join('\n'));
   if (problems.length > 0) process.exitCode = 1;
 }
 

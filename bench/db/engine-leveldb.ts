@@ -1,10 +1,12 @@
 /**
  * LevelDB through `classic-level` (a devDependency of sievekv, LevelDB 1.20 inside): its promise
- * API, and its one synchronous twin, `getSync`, for point reads.
+ * API, and its one synchronous twin, `getSync`, for point reads. The package (and its native
+ * binding) is imported when a database is opened, so other engines' child processes do not
+ * carry it in their RSS.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { ClassicLevel } from 'classic-level';
+import type { ClassicLevel } from 'classic-level';
 import { levelShape, type AsyncStore, type Engine, type ScanCount, type Style, type SyncStore } from './store.js';
 
 type Db = ClassicLevel<Buffer, Buffer>;
@@ -75,7 +77,11 @@ export const leveldbEngine: Engine = {
   options:
     "classic-level defaults, keyEncoding/valueEncoding 'buffer': snappy, Bloom 10 bits/key (set by classic-level), " +
     'writeBufferSize 4 MiB, blockSize 4 KiB, LRU block cache 8 MiB, maxFileSize 2 MiB, checksums not verified on read (LevelDB default)',
+  memory:
+    'memtable 4 MiB (arena) and, while it is written to level 0, the previous one; LRU block cache 8 MiB; up to 990 open ' +
+    'tables, each with its index and filter blocks; one background compaction thread',
   async open(dir: string, style: Style, synced: boolean) {
+    const { ClassicLevel } = await import('classic-level');
     const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     await db.open();
     return style === 'async' ? asyncStore(db, synced) : syncStore(db);

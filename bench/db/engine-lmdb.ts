@@ -95,6 +95,9 @@ export const lmdbEngine: Engine = {
   options:
     "lmdb-js open({ encoding: 'binary', keyEncoding: 'binary', compression: false }) + noSync: true " +
     '(fillsync: overlappingSync: false instead); OS page cache (mmap), no cache of its own',
+  memory:
+    'no cache of its own: the data file is memory-mapped, so every page of it the process touched while resident counts in ' +
+    'its RSS (file-backed pages, which the kernel can drop); write transactions\' dirty pages',
   async open(dir: string, style: Style, synced: boolean) {
     const lmdb = loadPeer<LmdbModule>(PACKAGE);
     if (lmdb === null) throw new Error(`${PACKAGE} is not installed in bench/peers`);

@@ -91,6 +91,9 @@ export const rocksdbEngine: Engine = {
   options:
     'Level/rocksdb defaults: snappy, Bloom 10 bits/key (set by the binding), writeBufferSize 4 MiB, blockSize 4 KiB, ' +
     'LRU block cache 8 MiB, otherwise RocksDB defaults (leveled compaction, 2 background jobs)',
+  memory:
+    'memtables of 4 MiB (up to 2, RocksDB\'s max_write_buffer_number); LRU block cache 8 MiB; up to 1000 open tables, each ' +
+    'with its index and filter blocks (outside the block cache: RocksDB\'s default); a thread pool for flushes and compactions',
   async open(dir: string, style: Style, synced: boolean) {
     if (style !== 'async') throw new Error('rocksdb has no synchronous API');
     const factory = loadPeer<RocksFactory>(PACKAGE);

@@ -1,13 +1,23 @@
 /**
  * sievekv as bench/db drives it: `DB.open(dir)` with default options, through the public API
  * (src/db.ts), in both calling styles — the async methods every user gets, and the synchronous
- * twins.
+ * twins. src/ is imported when a database is opened, so a child process measuring another
+ * engine does not carry sievekv's modules in its RSS.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DB, type BatchOperation } from '../../src/db.js';
+import type { BatchOperation, DB } from '../../src/db.js';
 import { REPO_DIR } from './peers.js';
-import { levelShape, type AsyncStore, type Engine, type ScanCount, type Style, type SyncStore } from './store.js';
+import { levelShape, type AsyncStore, type Engine, type ScanCount, type StallFigures, type Style, type SyncStore } from './store.js';
+
+interface StallCounters {
+  stallMicrosMemtableFull: number;
+  stallMicrosL0Slowdown: number;
+  stallMicrosL0Stop: number;
+  stallsMemtableFull: number;
+  stallsL0Slowdown: number;
+  stallsL0Stop: number;
+}
 
 const SYNCED = { sync: true } as const;
 
@@ -39,6 +49,7 @@ function asyncStore(db: DB, synced: boolean): AsyncStore {
     },
     shape: () => shapeOf(db),
     level0Files: () => Number(db.getProperty('sievekv.num-files-at-level0') ?? 0),
+    stalls: () => stallsOf(db),
     close: () => db.close(),
   };
 }
@@ -70,7 +81,18 @@ function syncStore(db: DB, synced: boolean): SyncStore {
     },
     shape: () => shapeOf(db),
     level0Files: () => Number(db.getProperty('sievekv.num-files-at-level0') ?? 0),
+    stalls: () => stallsOf(db),
     close: () => db.close(),
+  };
+}
+
+/** The stall figures of `sievekv.stats` (µs and counts since open, by reason). */
+function stallsOf(db: DB): StallFigures {
+  const s = JSON.parse(db.getProperty('sievekv.stats') ?? '{}') as Partial<StallCounters>;
+  return {
+    memtableFull: { micros: s.stallMicrosMemtableFull ?? 0, count: s.stallsMemtableFull ?? 0 },
+    l0Slowdown: { micros: s.stallMicrosL0Slowdown ?? 0, count: s.stallsL0Slowdown ?? 0 },
+    l0Stop: { micros: s.stallMicrosL0Stop ?? 0, count: s.stallsL0Stop ?? 0 },
   };
 }
 
@@ -97,7 +119,14 @@ export const sievekvEngine: Engine = {
   options:
     'DB.open(dir) defaults: lz4, Bloom 10 bits/key per 2 KiB block filter, memtable Bloom 10 bits/key, ' +
     'writeBufferSize 4 MiB, blockSize 4 KiB, block cache 8 MiB, maxFileSize 2 MiB, block checksums verified on read',
+  memory:
+    'the memtable (writeBufferSize 4 MiB of keys, values and 64-byte node records, plus an 80 KiB Bloom; its arena and node ' +
+    'array grow by doubling, so up to ~2× that is allocated); while a flush runs, the full memtable too and a copy of it posted ' +
+    'to the flush worker; the block cache (8 MiB of uncompressed blocks); open tables (up to maxOpenFiles 1000) with their index ' +
+    'blocks and filters (per-block Bloom, whole-table Ribbon); two worker threads, flush and compaction, each with its own V8 heap ' +
+    '(the compaction one holds the blocks it merges and the filter keys of the table it builds); a 32 KiB WAL frame',
   async open(dir: string, style: Style, synced: boolean) {
+    const { DB } = await import('../../src/db.js');
     const db = await DB.open(dir);
     return style === 'async' ? asyncStore(db, synced) : syncStore(db, synced);
   },

@@ -79,6 +79,7 @@ export const sqliteEngine: Engine = {
   options:
     'table kv(key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID; journal_mode WAL, synchronous NORMAL ' +
     '(fillsync: FULL), cache_size 8 MiB (as the LSMs\' block caches), page size 4 KiB (default), automatic checkpoints',
+  memory: 'page cache 8 MiB (cache_size); the WAL index (a shared-memory map of -shm); prepared statements',
   async open(dir: string, style: Style, synced: boolean) {
     if (style !== 'sync') throw new Error('better-sqlite3 has only a synchronous API');
     const Database = loadPeer<SqliteConstructor>(PACKAGE);

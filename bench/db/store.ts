@@ -14,6 +14,12 @@
  * on the disk. That is db_bench's "async mode" and "sync mode".
  */
 
+/** Why a writer waited, as LevelDB counts its stalls (sievekv's `sievekv.stats` names). */
+export type StallReason = 'memtableFull' | 'l0Slowdown' | 'l0Stop';
+
+/** Writers' waits since the database was opened: microseconds and number of waits, by reason. */
+export type StallFigures = Record<StallReason, { micros: number; count: number }>;
+
 /** Entries and key + value bytes a scan read. */
 export interface ScanCount {
   entries: number;
@@ -35,6 +41,8 @@ export interface AsyncStore {
   shape?(): string;
   /** Level-0 files now, for an LSM: reads wait until compaction brings it below the trigger. */
   level0Files?(): number;
+  /** Writers' stalls since open, for an engine that counts them by reason. */
+  stalls?(): StallFigures;
   close(): Promise<void>;
 }
 
@@ -49,6 +57,7 @@ export interface SyncStore {
   seek?(key: Buffer): Buffer | undefined;
   shape?(): string;
   level0Files?(): number;
+  stalls?(): StallFigures;
   close(): Promise<void>;
 }
 
@@ -93,6 +102,8 @@ export interface Engine {
   version(): string;
   /** The options every database is opened with, for the header. */
   readonly options: string;
+  /** What the engine holds in the process's memory (for reading its peak RSS), for the header. */
+  readonly memory: string;
   /** Opens (creating if missing) the database in `dir`; `synced`: every write is made durable. */
   open(dir: string, style: Style, synced: boolean): Promise<Store>;
 }
