@@ -35,7 +35,7 @@ import { NUM_LEVELS, VersionEdit } from '../version/version-edit.js';
 import type { Version } from '../version/version.js';
 import { VersionSet } from '../version/version-set.js';
 import { LogWriter } from '../wal/log-writer.js';
-import { forEachBatchEntry, WriteBatch } from '../wal/write-batch.js';
+import { BatchEntries, forEachBatchEntry, WriteBatch } from '../wal/write-batch.js';
 import { checkNoDatabaseLeft, checkRouter, LOST_DIR, moveToLost, replayWal } from './recovery.js';
 import { InfoLog } from './info-log.js';
 import { Region, regionDir } from './region.js';
@@ -274,15 +274,22 @@ export class DBImpl {
     if (this.#bgError !== null) throw this.#bgError;
   }
 
+  /** Reused by #applyBatch: the entries of the batch being applied, as offsets. */
+  readonly #entries = new BatchEntries();
+
   /** Applies an encoded batch (sequence `seq` for its first entry) to the regions' memtables. */
   #applyBatch(rep: Uint8Array, seq: number): void {
     const regions = this.regions;
     const router = this.router;
-    const single = regions.length === 1 ? regions[0]!.mem : null;
+    if (regions.length === 1) {
+      // One region: the batch goes in whole, in key order (MemTable.addEntries).
+      this.#entries.decode(rep);
+      regions[0]!.mem.addEntries(rep, this.#entries, seq);
+      return;
+    }
     let s = seq;
     forEachBatchEntry(rep, (type, key, value) => {
-      const mem = single ?? regions[router.regionOf(key)]!.mem;
-      mem.add(s++, type, key, value);
+      regions[router.regionOf(key)]!.mem.add(s++, type, key, value);
     });
   }
 

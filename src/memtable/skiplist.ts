@@ -121,41 +121,71 @@ export class SkipList {
   }
 
   /**
-   * Compares the probe (key, seq) with node `node`: < 0 if the probe sorts first. Internal-key
-   * order: user key ascending, then sequence descending.
+   * Compares the probe — user key `src[off, off + len)` at sequence `seq` — with node `node`: < 0
+   * if the probe sorts first. Internal-key order: user key ascending, then sequence descending.
    */
-  #compare(key: Uint8Array, seq: number, node: number): number {
+  #compare(src: Uint8Array, off: number, len: number, seq: number, node: number): number {
     const nodes = this.#nodes;
     const base = node * RECORD;
-    const off = nodes[base + KEY_OFF]!;
-    const len = nodes[base + KEY_LEN]!;
+    const nodeOff = nodes[base + KEY_OFF]!;
+    const nodeLen = nodes[base + KEY_LEN]!;
     const arena = this.#arena;
-    const keyLen = key.length;
-    const n = keyLen < len ? keyLen : len;
+    const n = len < nodeLen ? len : nodeLen;
     let c = 0;
     if (n > NATIVE_COMPARE_FROM) {
-      c = -arena.compare(key, 0, keyLen, off, off + len);
+      c = -arena.compare(src, off, off + len, nodeOff, nodeOff + nodeLen);
     } else {
       let i = 0;
-      while (i < n && key[i] === arena[off + i]) i++;
-      c = i < n ? key[i]! - arena[off + i]! : keyLen - len;
+      while (i < n && src[off + i] === arena[nodeOff + i]) i++;
+      c = i < n ? src[off + i]! - arena[nodeOff + i]! : len - nodeLen;
     }
     return c !== 0 ? c : this.#seqs[node]! - seq;
   }
 
-  /** Finds the last node before (key, seq) at every level; fills #prev when `fill`. */
-  #descend(key: Uint8Array, seq: number, fill: boolean): number {
+  /** Finds the last node before the probe at every level; fills #prev when `fill`. */
+  #descend(src: Uint8Array, off: number, len: number, seq: number, fill: boolean): number {
     const nodes = this.#nodes;
     let x = 0;
     for (let level = this.#height - 1; level >= 0; level--) {
       for (;;) {
         const next = nodes[x * RECORD + NEXT + level]!;
-        if (next === 0 || this.#compare(key, seq, next) <= 0) break;
+        if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
         x = next;
       }
       if (fill) this.#prev[level] = x;
     }
     return x;
+  }
+
+  /**
+   * Fills #prev for a probe that sorts after the previous insert, starting from that insert's
+   * path (a finger search, as RocksDB's InsertWithHint): the levels whose next node still sorts
+   * at or after the probe keep their predecessor, and only the levels below are searched again,
+   * from the lowest kept one down. A sorted run of inserts then costs O(log gap) per entry
+   * instead of O(log n).
+   */
+  #descendFromPrevious(src: Uint8Array, off: number, len: number, seq: number): void {
+    const nodes = this.#nodes;
+    const prev = this.#prev;
+    const height = this.#height;
+    // Where the previous path is still right: the lowest level whose successor is not passed.
+    // (If level l's successor is not passed, neither is any higher level's: it sorts later.)
+    let kept = 0;
+    while (kept < height) {
+      const next = nodes[prev[kept]! * RECORD + NEXT + kept]!;
+      if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
+      kept++;
+    }
+    if (kept === 0) return;
+    let x = prev[kept - 1]!;
+    for (let level = kept - 1; level >= 0; level--) {
+      for (;;) {
+        const next = nodes[x * RECORD + NEXT + level]!;
+        if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
+        x = next;
+      }
+      prev[level] = x;
+    }
   }
 
   #reserve(arenaBytes: number): void {
@@ -181,14 +211,37 @@ export class SkipList {
    * same (key, seq) exists. Returns the new node.
    */
   insert(key: Uint8Array, seq: number, type: number, value: Uint8Array): number {
-    this.#reserve(key.length + value.length);
+    return this.insertFrom(key, 0, key.length, value, 0, value.length, seq, type, false);
+  }
+
+  /**
+   * Inserts the entry with user key `keySrc[keyOff, keyOff + keyLen)` and value
+   * `valueSrc[valueOff, valueOff + valueLen)`, copying both into the arena (no view is made).
+   * `afterPrevious`: the caller promises that this entry sorts after the one inserted just before
+   * it, so the search starts from that insert's path (see #descendFromPrevious). Requires that no
+   * entry with the same (key, seq) exists. Returns the new node.
+   */
+  insertFrom(
+    keySrc: Uint8Array,
+    keyOff: number,
+    keyLen: number,
+    valueSrc: Uint8Array,
+    valueOff: number,
+    valueLen: number,
+    seq: number,
+    type: number,
+    afterPrevious: boolean,
+  ): number {
+    this.#reserve(keyLen + valueLen);
     const prev = this.#prev;
     const tails = this.#tails;
-    if (this.#count > 0 && this.#compare(key, seq, tails[0]!) > 0) {
+    if (this.#count > 0 && this.#compare(keySrc, keyOff, keyLen, seq, tails[0]!) > 0) {
       // After the last entry (ascending keys: sequential fills, batches): append at the tails.
       for (let level = 0; level < this.#height; level++) prev[level] = tails[level]!;
+    } else if (afterPrevious && this.#count > 0) {
+      this.#descendFromPrevious(keySrc, keyOff, keyLen, seq);
     } else {
-      this.#descend(key, seq, true);
+      this.#descend(keySrc, keyOff, keyLen, seq, true);
     }
     const height = this.#randomHeight();
     if (height > this.#height) {
@@ -199,12 +252,14 @@ export class SkipList {
     const nodes = this.#nodes;
     const base = node * RECORD;
     const off = this.#arenaUsed;
-    this.#arena.set(key, off);
-    this.#arena.set(value, off + key.length);
-    this.#arenaUsed = off + key.length + value.length;
+    const arena = this.#arena;
+    if (keyLen > NATIVE_COMPARE_FROM) arena.set(keySrc.subarray(keyOff, keyOff + keyLen), off);
+    else for (let i = 0; i < keyLen; i++) arena[off + i] = keySrc[keyOff + i]!;
+    arena.set(valueSrc.subarray(valueOff, valueOff + valueLen), off + keyLen);
+    this.#arenaUsed = off + keyLen + valueLen;
     nodes[base + KEY_OFF] = off;
-    nodes[base + KEY_LEN] = key.length;
-    nodes[base + VALUE_LEN] = value.length;
+    nodes[base + KEY_LEN] = keyLen;
+    nodes[base + VALUE_LEN] = valueLen;
     nodes[base + TYPE] = type;
     nodes[base + HEIGHT] = height;
     this.#seqs[node] = seq;
@@ -213,23 +268,26 @@ export class SkipList {
       nodes[base + NEXT + level] = nodes[p]!;
       nodes[p] = node;
       if (nodes[base + NEXT + level] === 0) tails[level] = node;
+      // The new node is the predecessor of whatever sorts after it: the next insert's path.
+      prev[level] = node;
     }
     return node;
   }
 
   /** The first node at or after (key, seq) in internal order, or 0. */
   seek(key: Uint8Array, seq: number): number {
-    return this.#nodes[this.#descend(key, seq, false) * RECORD + NEXT]!;
+    return this.#nodes[this.#descend(key, 0, key.length, seq, false) * RECORD + NEXT]!;
   }
 
   /** The last node strictly before (key, seq), or 0. */
   seekBefore(key: Uint8Array, seq: number): number {
-    return this.#descend(key, seq, false);
+    return this.#descend(key, 0, key.length, seq, false);
   }
 
   /** The last node strictly before `node`, or 0. */
   before(node: number): number {
-    return this.#descend(this.keyOf(node), this.#seqs[node]!, false);
+    const base = node * RECORD;
+    return this.#descend(this.#arena, this.#nodes[base + KEY_OFF]!, this.#nodes[base + KEY_LEN]!, this.#seqs[node]!, false);
   }
 
   first(): number {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compareBytes } from '../../src/format/bytes.js';
 import { levelDBHash } from '../../src/filter/leveldb-hash.js';
 import { Lookup, MEMTABLE_BLOOM_SEED, MemTable, ValueType } from '../../src/memtable/memtable.js';
+import { BatchEntries, WriteBatch } from '../../src/wal/write-batch.js';
 
 interface Entry {
   key: Uint8Array;
@@ -141,6 +142,54 @@ describe('MemTable ascending inserts (the tail fast path)', () => {
           expect(mem.get(e.key, 1e9)).toBe(Lookup.FOUND);
         }
       }),
+    );
+  });
+});
+
+describe('MemTable.addEntries (a batch, inserted in key order from the previous insert)', () => {
+  // Batches of any length (below and above the sorting threshold), with repeated keys inside a
+  // batch, deletions, ascending runs and single adds in between: the memtable must hold exactly
+  // what adding every entry one by one at its sequence would, and answer gets like that model.
+  const batchArb = fc.array(fc.tuple(fc.nat(40), fc.boolean(), fc.uint8Array({ maxLength: 6 })), { maxLength: 60 });
+  it('holds what one-by-one adds would, in internal-key order', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(batchArb, fc.nat(40)), { maxLength: 12 }), fc.boolean(), (plan, bloom) => {
+        const mem = new MemTable({ bloomBits: bloom ? 4096 : 0 });
+        const entries: Entry[] = [];
+        const decoded = new BatchEntries();
+        let seq = 1;
+        const keyOf = (n: number): Uint8Array => new TextEncoder().encode(`key${String(n).padStart(3, '0')}`);
+        for (const [ops, single] of plan) {
+          const batch = new WriteBatch();
+          for (const [k, isPut, value] of ops) {
+            if (isPut) batch.put(keyOf(k), value);
+            else batch.del(keyOf(k));
+          }
+          const rep = batch.contents().slice();
+          decoded.decode(rep);
+          mem.addEntries(rep, decoded, seq);
+          ops.forEach(([k, isPut, value], i) => {
+            entries.push({ key: keyOf(k), seq: seq + i, type: isPut ? ValueType.VALUE : ValueType.DELETION, value: isPut ? value : new Uint8Array(0) });
+          });
+          seq += ops.length;
+          mem.add(seq, ValueType.VALUE, keyOf(single), keyOf(single));
+          entries.push({ key: keyOf(single), seq, type: ValueType.VALUE, value: keyOf(single) });
+          seq++;
+        }
+        entries.sort(internalOrder);
+        expect(collectForward(mem)).toEqual(entries.map((e) => ({ ...e, key: u8(e.key), value: u8(e.value) })));
+        for (let k = 0; k <= 40; k++) {
+          const newest = entries.find((e) => compareBytes(e.key, keyOf(k)) === 0);
+          const got = mem.get(keyOf(k), seq);
+          if (newest === undefined) expect(got).toBe(Lookup.NOT_FOUND);
+          else if (newest.type === ValueType.DELETION) expect(got).toBe(Lookup.DELETED);
+          else {
+            expect(got).toBe(Lookup.FOUND);
+            expect(u8(mem.foundValue)).toEqual(u8(newest.value));
+          }
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 });
