@@ -86,13 +86,18 @@ function syncStore(db: DB, synced: boolean): SyncStore {
   };
 }
 
-/** The stall figures of `sievekv.stats` (µs and counts since open, by reason). */
+/** The stall figures of `sievekv.stats` (µs and counts since open, by reason); throws if one is missing. */
 function stallsOf(db: DB): StallFigures {
   const s = JSON.parse(db.getProperty('sievekv.stats') ?? '{}') as Partial<StallCounters>;
+  const figure = (name: keyof StallCounters): number => {
+    const x = s[name];
+    if (typeof x !== 'number') throw new Error(`sievekv.stats has no ${name}`);
+    return x;
+  };
   return {
-    memtableFull: { micros: s.stallMicrosMemtableFull ?? 0, count: s.stallsMemtableFull ?? 0 },
-    l0Slowdown: { micros: s.stallMicrosL0Slowdown ?? 0, count: s.stallsL0Slowdown ?? 0 },
-    l0Stop: { micros: s.stallMicrosL0Stop ?? 0, count: s.stallsL0Stop ?? 0 },
+    memtableFull: { micros: figure('stallMicrosMemtableFull'), count: figure('stallsMemtableFull') },
+    l0Slowdown: { micros: figure('stallMicrosL0Slowdown'), count: figure('stallsL0Slowdown') },
+    l0Stop: { micros: figure('stallMicrosL0Stop'), count: figure('stallsL0Stop') },
   };
 }
 

@@ -47,7 +47,7 @@ const fmtRatio = (x: number): string => `${x.toFixed(2)}×`;
 const mark = (met: boolean): string => (met ? '✓' : '✗');
 
 function fmtMs(ms: number): string {
-  return ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2);
+  return ms >= 100 ? fmtInt(Math.round(ms)) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2);
 }
 
 function fmtMicros(seconds: number, ops: number): string {
