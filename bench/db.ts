@@ -12,6 +12,7 @@
  *   npm run build && node dist/bench/db.js [--quick] [--n=1000000] [--reads=N]
  *       [--engines=sievekv,leveldb,rocksdb,lmdb,sqlite] [--workloads=fillrandom,readrandom,...]
  *       [--profile=DIR] [--markdown] [--json=PATH]
+ *   node dist/bench/db.js --from=PATH [--markdown]  # the report of an earlier run's results file
  *   node dist/bench/chart.js PATH docs/bench.svg   # the chart, from the results file
  *
  * Run it compiled, not through tsx: from TypeScript sources sievekv's background worker thread
@@ -20,7 +21,8 @@
  * N = 100,000. `--reads`: the operations of readrandom, readmissing, seekrandom and deleterandom
  * (default N/4). `--profile`: every child runs under `node --cpu-prof` and leaves its profile in
  * DIR. `--workloads` adds fillrandom when a chosen workload needs its database. `--json`: the
- * results (bench/db/results.ts) also go to PATH, for bench/chart.ts. A full run at N = 1,000,000
+ * results (bench/db/results.ts) also go to PATH, for bench/chart.ts; `--from` prints their report
+ * again (plain or `--markdown`) without running anything. A full run at N = 1,000,000
  * takes about a quarter of an hour on two cores; `--quick` about two minutes.
  *
  * Method: every (column, workload) runs in a fresh node process of its own, so no engine runs in
@@ -52,7 +54,7 @@ import { sievekvEngine } from './db/engine-sievekv.js';
 import { sqliteEngine } from './db/engine-sqlite.js';
 import { PEERS_DIR, peerInstalled, REPO_DIR } from './db/peers.js';
 import { formatReport } from './db/report.js';
-import { RESULTS_FORMAT, type BenchResults, type CellResult, type ChildMeasures } from './db/results.js';
+import { readResults, RESULTS_FORMAT, type BenchResults, type CellResult, type ChildMeasures } from './db/results.js';
 import type { Column, Engine, StallFigures, Store } from './db/store.js';
 import { BATCH_ENTRIES, KEY_BYTES, keyNumbers, makeValues, runAsync, runSync, VALUE_BYTES, WORKLOADS, type Outcome, type Sizes, type Workload } from './db/workloads.js';
 
@@ -111,15 +113,20 @@ async function runChild(task: ChildTask, startRssBytes: number): Promise<ChildRe
   await store.close();
   const closeMs = performance.now() - closing;
   if (outcome === undefined) return { skipped: 'no synchronous call for it' };
-  let reopenMs: number | undefined;
+  // A failed reopen costs only its own figure: the workload's are already measured.
+  let reopen: { reopenMs: number } | { reopenError: string } | undefined;
   if (task.reopen) {
-    const opening = performance.now();
-    const again = await engine.open(task.dir, column.style, false);
-    reopenMs = performance.now() - opening;
-    await again.close();
+    try {
+      const opening = performance.now();
+      const again = await engine.open(task.dir, column.style, false);
+      reopen = { reopenMs: performance.now() - opening };
+      await again.close();
+    } catch (err) {
+      reopen = { reopenError: String(err) };
+    }
   }
   const maxRssBytes = process.resourceUsage().maxRSS * 1024; // Node reports kilobytes
-  return { measures: { ...outcome, startRssBytes, maxRssBytes, closeMs, ...(reopenMs === undefined ? {} : { reopenMs }), ...(stalls === undefined ? {} : { stalls }) } };
+  return { measures: { ...outcome, startRssBytes, maxRssBytes, closeMs, ...reopen, ...(stalls === undefined ? {} : { stalls }) } };
 }
 
 /** The stalls between two readings of the cumulative figures. */
@@ -152,6 +159,8 @@ interface Options {
   profileDir: string | null;
   markdown: boolean;
   jsonPath: string | null;
+  /** Print the report of this results file instead of running. */
+  fromPath: string | null;
 }
 
 function parseArgs(argv: readonly string[]): Options {
@@ -161,13 +170,16 @@ function parseArgs(argv: readonly string[]): Options {
     if (m === null) throw new Error(`unknown argument ${a}`);
     flags.set(m[1]!, m[2] ?? 'true');
   }
-  const known = new Set(['quick', 'n', 'reads', 'engines', 'workloads', 'profile', 'markdown', 'json']);
+  const known = new Set(['quick', 'n', 'reads', 'engines', 'workloads', 'profile', 'markdown', 'json', 'from']);
   for (const k of flags.keys()) if (!known.has(k)) throw new Error(`unknown flag --${k}`);
   const n = Number(flags.get('n') ?? (flags.has('quick') ? 100_000 : 1_000_000));
   const reads = Number(flags.get('reads') ?? Math.floor(n / 4));
   if (!Number.isInteger(n) || n < 1000 || !Number.isInteger(reads) || reads < 1) throw new Error('--n must be an integer ≥ 1000, --reads ≥ 1');
-  const jsonPath = flags.get('json') ?? null;
-  if (jsonPath === 'true' || jsonPath === '') throw new Error('--json needs a path: --json=results.json');
+  const path = (flag: string): string | null => {
+    const value = flags.get(flag) ?? null;
+    if (value === 'true' || value === '') throw new Error(`--${flag} needs a path: --${flag}=results.json`);
+    return value;
+  };
   const pick = <T extends { name: string }>(all: readonly T[], flag: string): readonly T[] => {
     const list = flags.get(flag);
     if (list === undefined) return all;
@@ -178,7 +190,7 @@ function parseArgs(argv: readonly string[]): Options {
   let workloads = pick(WORKLOADS, 'workloads');
   // Reads and overwrite/deleterandom need the database fillrandom makes.
   if (workloads.some((w) => w.db === 'filled')) workloads = WORKLOADS.filter((w) => workloads.includes(w) || w.db === 'fill');
-  return { sizes: { n, reads }, engines: pick(ENGINES, 'engines'), workloads, profileDir: flags.get('profile') ?? null, markdown: flags.has('markdown'), jsonPath };
+  return { sizes: { n, reads }, engines: pick(ENGINES, 'engines'), workloads, profileDir: flags.get('profile') ?? null, markdown: flags.has('markdown'), jsonPath: path('json'), fromPath: path('from') };
 }
 
 function runs(column: Column, w: Workload): boolean {
@@ -241,6 +253,10 @@ function main(): void {
   }
 
   const opts = parseArgs(process.argv.slice(2));
+  if (opts.fromPath !== null) {
+    console.log(formatReport(readResults(opts.fromPath), opts.markdown));
+    return;
+  }
   const { sizes } = opts;
   const notes: string[] = [];
   const engines = opts.engines.filter((e) => {
@@ -281,6 +297,7 @@ function main(): void {
           problems.push(`${w.name} ${column.label}: found ${fmtInt(o.found)}, expected ${fmtInt(expected)}`);
         }
         if (w.name === 'readrandom' && o.bytes !== o.found * VALUE_BYTES) problems.push(`readrandom ${column.label}: values of the wrong size`);
+        if (o.reopenError !== undefined) problems.push(`${w.name} ${column.label}: the reopen failed: ${o.reopenError}`);
         const us = (o.seconds * 1e6) / o.ops;
         const disk = diskBytes === undefined ? '' : `, disk ${fmtMB(diskBytes)} MB`;
         const reopen = o.reopenMs === undefined ? '' : `, reopen ${o.reopenMs.toFixed(1)} ms`;

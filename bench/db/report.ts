@@ -95,7 +95,7 @@ class Lines {
     const left = (i: number): boolean => leftAligned.includes(i) || leftAligned.includes(i - head.length);
     this.out.push(title);
     if (this.markdown) {
-      this.out.push(`| ${head.join(' | ')} |`);
+      this.out.push('', `| ${head.join(' | ')} |`);
       this.out.push(`|${head.map((_, i) => (left(i) ? ' --- ' : ' ---: ')).join('|')}|`);
       for (const r of rows) this.out.push(`| ${r.join(' | ')} |`);
     } else {
@@ -302,6 +302,7 @@ function targets(r: BenchResults, out: Lines): void {
     ...BATCHED_WRITES.filter((w) => present.has(w)).map((w) => speedRow(w, BATCHED_TARGET, [LEVELDB, ROCKSDB])),
     ...SINGLE_WRITES.filter((w) => present.has(w)).map((w) => speedRow(w, SINGLE_TARGET, [LEVELDB])),
   ];
+  if (rocks === undefined) out.push('RocksDB is not in this run: the batched writes\' target against it is not measured.');
   if (rows.length > 0 && peers.length > 0) {
     out.table(
       `Speed, operations per second, sievekv ÷ peer: batches of ${fmtInt(r.sizes.batchEntries)} (fillbatch = fillseq in batches) with the async API and the sync twins; single random puts and deletes`,
@@ -336,7 +337,7 @@ function targets(r: BenchResults, out: Lines): void {
   const svRss = peakRss(r, sievekvColumns);
   const ldbRss = peakRss(r, r.columns.filter((c) => c.engine === LEVELDB));
   row("peak RSS over the run ≤ LevelDB's", 'all columns', svRss, ldbRss, mb, ldbRss === undefined ? null : (x) => x <= ldbRss);
-  const atN = r.sizes.n === CLOSE_REOPEN_TARGET_N ? '' : ` (at N = ${fmtInt(CLOSE_REOPEN_TARGET_N)})`;
+  const atN = r.sizes.n === CLOSE_REOPEN_TARGET_N ? '' : ` (target for N = ${fmtInt(CLOSE_REOPEN_TARGET_N)})`;
   for (const s of sievekvColumns) {
     const c = cellOf(r, DISK_AFTER, s.label);
     row(`close after ${DISK_AFTER} < ${CLOSE_REOPEN_TARGET_MS} ms${atN}`, s.label, c?.closeMs, ldbAfter?.closeMs, ms, (x) => x < CLOSE_REOPEN_TARGET_MS);

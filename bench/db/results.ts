@@ -87,8 +87,10 @@ export interface ChildMeasures extends Outcome {
   readonly maxRssBytes: number;
   /** Time of the database's close() after the workload (pending writes, flushes, merges included). */
   readonly closeMs: number;
-  /** After overwrite only: time to open the closed directory again, in the same process. */
+  /** After overwrite only: time to open the closed directory again, in the same process… */
   readonly reopenMs?: number;
+  /** …or why that open failed. */
+  readonly reopenError?: string;
   /** Writers' stalls during the workload (the difference over it), for engines that count them. */
   readonly stalls?: StallFigures;
 }
