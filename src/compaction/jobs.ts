@@ -4,7 +4,6 @@
  * worker (worker.ts) and inline (runner.ts), so both paths write identical tables.
  */
 import type { FileSystem } from '../fs/file-system.js';
-import { INTERNAL_KEY_TRAILER_SIZE, writeInternalKey, type ValueType } from '../format/internal-key.js';
 import { MemTable, type MemTableIterator } from '../memtable/memtable.js';
 import type { SkipListState } from '../memtable/skiplist.js';
 import type { CompressionType } from '../sstable/compression.js';
@@ -63,14 +62,11 @@ export function flushMemTable(fs: FileSystem, dir: string, number: number, it: M
     ...(tableFilterPolicy !== null ? { tableFilterPolicy } : {}),
     filterScope: shape.filterScope,
   });
-  let key = new Uint8Array(256);
   try {
     for (it.seekToFirst(); it.valid; it.next()) {
-      const user = it.key;
-      const need = user.length + INTERNAL_KEY_TRAILER_SIZE;
-      if (key.length < need) key = new Uint8Array(need * 2);
-      writeInternalKey(key, 0, user, it.seq, it.type as ValueType);
-      builder.add(key.subarray(0, need), it.value);
+      // The memtable stores each internal key whole, value after it: no copy, no view.
+      const keyEnd = it.internalKeyEnd;
+      builder.addSlices(it.bytes, it.internalKeyStart, keyEnd, it.bytes, keyEnd, it.valueEnd);
     }
     builder.finish();
     file.sync();

@@ -94,7 +94,12 @@ export class DBImpl {
     this.stats = new DBStats(router.regions.length);
     const bloomBits = Math.ceil((options.writeBufferSize / 64) * options.memtableBloomBitsPerKey);
     const newMemTable = (): MemTable =>
-      new MemTable({ bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0, initialArenaBytes: Math.min(options.writeBufferSize, 1 << 20) });
+      // A memtable is switched once it holds writeBufferSize bytes; the last write may go a little
+      // past it. Untouched pages of the buffer cost no memory, so size it for that from the start.
+      new MemTable({
+        bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0,
+        initialArenaBytes: options.writeBufferSize + (options.writeBufferSize >>> 3),
+      });
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);
     this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, r.index, options, this.stats, blockCache));

@@ -68,11 +68,11 @@ export class MemTable {
   }
 
   /**
-   * Bytes used: keys, values, node records and the bloom (not the arena's unused tail, so a tiny
-   * write buffer still holds several entries).
+   * Bytes used: nodes (keys, values, headers and towers) and the bloom (not the buffer's unused
+   * tail, so a tiny write buffer still holds several entries).
    */
   get approximateMemoryUsage(): number {
-    return this.#list.arenaBytes + this.#list.indexBytes + (this.#bloom?.byteLength ?? 0);
+    return this.#list.bytesUsed + (this.#bloom?.byteLength ?? 0);
   }
 
   /** Adds an entry, copying the bytes. `seq` must be new (greater than every sequence added before). */
@@ -214,6 +214,23 @@ export class MemTableIterator {
   }
   get value(): Uint8Array {
     return this.list.valueOf(this.#node);
+  }
+
+  /**
+   * The current entry without views, for a table builder: the internal key (user key ‖ trailer)
+   * is `bytes[internalKeyStart, internalKeyEnd)` and the value `bytes[internalKeyEnd, valueEnd)`.
+   */
+  get bytes(): Uint8Array {
+    return this.list.bytes;
+  }
+  get internalKeyStart(): number {
+    return this.list.internalKeyStart(this.#node);
+  }
+  get internalKeyEnd(): number {
+    return this.list.internalKeyEnd(this.#node);
+  }
+  get valueEnd(): number {
+    return this.list.valueEnd(this.#node);
   }
 
   seekToFirst(): void {

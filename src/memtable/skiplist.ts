@@ -2,56 +2,72 @@
  * The memtable's ordered index: a skiplist (Pugh 1990, after LevelDB's db/skiplist.h) of entries
  * in internal-key order — user key ascending (bytewise), then sequence number descending.
  *
- * Layout, for V8: no object per entry. Each node is a fixed 64-byte record in one Int32Array
- * (key offset and length, value length, type, height, and its tower of next pointers), and the
- * key and value bytes sit side by side in one arena Buffer. A search step then touches one record
- * (a cache line that also holds the next tower it will follow) and the key bytes, instead of a
- * node object, a pointer array, a view object and its backing store; and the garbage collector
- * never sees the entries. Sequence numbers (up to 2^53) live in a Float64Array, read only on a
- * user-key tie. Node 0 is the head; 0 as a pointer means "none".
+ * Layout, for V8 and the cache: no object per entry. Every node lives in one buffer, as LevelDB's
+ * nodes live in its arena: a header of int32 words — tower height, user key length, value length,
+ * then `height` next pointers — followed by the internal key (user key ‖ 8-byte trailer, the
+ * sequence and type exactly as a table stores them) and the value, padded to a word. A node is
+ * its word index; 0 is the head, and 0 as a pointer means "none". A search step reads the next
+ * pointer of the node it stands on and the next node's header and key, which sit side by side: one
+ * cache miss per step where separate record and key arrays took two. Towers are as tall as the
+ * node's height (most nodes have one pointer), so a node costs 12 + 4·height bytes beyond its key
+ * and value.
+ *
+ * The buffer is a SharedArrayBuffer: once the memtable is full, a flush on a worker thread reads
+ * the same bytes (exportState shares, never copies), and a table builder takes the internal keys
+ * and values straight from them.
  *
  * Insert-only: nothing is removed, so node indexes stay valid for the list's lifetime and bytes
- * returned by `keyOf`/`valueOf` are never overwritten (a grown arena is a new buffer; old views
- * keep the old one alive). Single-threaded: owned by the database's JavaScript thread.
+ * returned by `keyOf`/`valueOf` are never overwritten (a grown buffer is a new one; old views
+ * keep the old one alive). Single-threaded: owned by the database's JavaScript thread; other
+ * threads only read a list no one inserts into anymore.
  *
  * Invariant: no two entries have the same (user key, sequence) — every write has its own
  * sequence number, so insertion order never decides ties.
  */
+import { writeTrailer, type ValueType } from '../format/internal-key.js';
 
-/** Tallest tower. With branching 4, 10 levels serve 4^10 ≈ 1M entries at full speed. */
-const MAX_HEIGHT = 10;
+/** Tallest tower. With branching 4, 12 levels serve 4^12 ≈ 16M entries at full speed. */
+const MAX_HEIGHT = 12;
 /** One in BRANCHING nodes of height h also reaches h + 1. */
 const BRANCHING = 4;
 
-// Node record layout, in int32 slots. 16 slots = 64 bytes = one cache line.
-const RECORD = 16;
-const KEY_OFF = 0;
-const KEY_LEN = 1;
+// Node header, in int32 words from the node's index.
+const HEIGHT = 0;
+const KEY_LEN = 1; // the user key's length; the internal key is 8 bytes longer
 const VALUE_LEN = 2;
-const TYPE = 3;
-const HEIGHT = 4;
-const NEXT = 6; // NEXT + level, level < MAX_HEIGHT
+const NEXT = 3; // NEXT + level, level < height
+const TRAILER = 8;
+/** The head: a full tower and an empty key. */
+const HEAD_WORDS = NEXT + MAX_HEIGHT;
 
 /** Keys longer than this compare with memcmp (Buffer#compare); shorter ones with a JS loop. */
 const NATIVE_COMPARE_FROM = 32;
-const INITIAL_NODES = 1024;
-const INITIAL_ARENA = 64 * 1024;
+const INITIAL_BYTES = 64 * 1024;
+const TWO_POW_24 = 16777216;
 
-/** A skiplist's storage as plain arrays (structured-cloneable). */
+/** A skiplist's storage, structured-cloneable: a SharedArrayBuffer crosses to a worker shared, not copied. */
 export interface SkipListState {
-  nodes: Int32Array;
-  seqs: Float64Array;
-  arena: Uint8Array;
+  buffer: SharedArrayBuffer | ArrayBuffer;
+  /** Words in use. */
+  words: number;
   count: number;
   height: number;
 }
 
+function allocate(bytes: number): SharedArrayBuffer | ArrayBuffer {
+  // A SharedArrayBuffer when the platform has one (Node does), so a worker reads the same bytes.
+  return typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+}
+
 export class SkipList {
-  #nodes: Int32Array = new Int32Array(INITIAL_NODES * RECORD);
-  #seqs: Float64Array = new Float64Array(INITIAL_NODES);
-  #arena: Buffer;
-  #arenaUsed = 0;
-  #count = 0; // entries; node i (1-based) is the i-th inserted
+  #buffer: SharedArrayBuffer | ArrayBuffer;
+  #words: Int32Array;
+  #bytes: Uint8Array;
+  /** The same bytes as a Buffer, for memcmp of long keys. */
+  #native: Buffer;
+  /** Words in use: the next node starts here. */
+  #top = HEAD_WORDS;
+  #count = 0;
   #height = 1;
   #random = 0x2545f491; // xorshift32 state: heights are deterministic for an insert sequence
   /** Reused by insert: the rightmost node before the insertion point at each level. */
@@ -59,32 +75,31 @@ export class SkipList {
   /** The last node at each level (0: the head), so ascending inserts append without a search. */
   readonly #tails = new Int32Array(MAX_HEIGHT);
 
-  constructor(initialArenaBytes = INITIAL_ARENA) {
-    this.#arena = Buffer.alloc(Math.max(256, initialArenaBytes));
-    this.#nodes[HEIGHT] = MAX_HEIGHT;
+  constructor(initialBytes = INITIAL_BYTES) {
+    this.#buffer = allocate(Math.max(1024, (initialBytes + 3) & ~3));
+    this.#words = new Int32Array(this.#buffer);
+    this.#bytes = new Uint8Array(this.#buffer);
+    this.#native = Buffer.from(this.#buffer);
+    this.#words[HEIGHT] = MAX_HEIGHT;
   }
 
   /**
-   * The list's storage, trimmed to what is used, for another thread to read (e.g. a flush in a
-   * worker): the arrays are copies, safe to transfer. Only for a list no one inserts into anymore.
+   * The list's storage, for another thread to read (a flush in a worker): the buffer itself when
+   * it is shared, else a copy of what is used. Only for a list no one inserts into anymore.
    */
   exportState(): SkipListState {
-    return {
-      nodes: this.#nodes.slice(0, (this.#count + 1) * RECORD),
-      seqs: this.#seqs.slice(0, this.#count + 1),
-      arena: new Uint8Array(this.#arena.subarray(0, this.#arenaUsed)),
-      count: this.#count,
-      height: this.#height,
-    };
+    const buffer = this.#buffer instanceof ArrayBuffer ? this.#buffer.slice(0, this.#top * 4) : this.#buffer;
+    return { buffer, words: this.#top, count: this.#count, height: this.#height };
   }
 
   /** A read-only list over exported storage (inserting into it is not supported). */
   static fromState(state: SkipListState): SkipList {
-    const list = new SkipList(256);
-    list.#nodes = state.nodes;
-    list.#seqs = state.seqs;
-    list.#arena = Buffer.from(state.arena.buffer, state.arena.byteOffset, state.arena.byteLength);
-    list.#arenaUsed = state.arena.byteLength;
+    const list = new SkipList(1024);
+    list.#buffer = state.buffer;
+    list.#words = new Int32Array(state.buffer);
+    list.#bytes = new Uint8Array(state.buffer);
+    list.#native = Buffer.from(state.buffer);
+    list.#top = state.words;
     list.#count = state.count;
     list.#height = state.height;
     // Read-only: #tails is never used (insert is not supported on exported storage).
@@ -96,14 +111,14 @@ export class SkipList {
     return this.#count;
   }
 
-  /** Arena bytes used by keys and values. */
-  get arenaBytes(): number {
-    return this.#arenaUsed;
+  /** Bytes used by nodes (headers, towers, keys and values), the head's excepted. */
+  get bytesUsed(): number {
+    return (this.#top - HEAD_WORDS) * 4;
   }
 
-  /** Bytes held by node records and sequence numbers. */
-  get indexBytes(): number {
-    return this.#count * (RECORD * 4 + 8);
+  /** The bytes every node lives in (for `internalKeyStart` and friends). Never written behind a node. */
+  get bytes(): Uint8Array {
+    return this.#bytes;
   }
 
   #randomHeight(): number {
@@ -120,35 +135,42 @@ export class SkipList {
     return height;
   }
 
+  /** The sequence number in the trailer at byte `p`. */
+  #seqAt(p: number): number {
+    const b = this.#bytes;
+    const lo = (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+    const hi = (b[p + 4]! | (b[p + 5]! << 8) | (b[p + 6]! << 16) | (b[p + 7]! << 24)) >>> 0;
+    return hi * TWO_POW_24 + (lo >>> 8);
+  }
+
   /**
    * Compares the probe — user key `src[off, off + len)` at sequence `seq` — with node `node`: < 0
    * if the probe sorts first. Internal-key order: user key ascending, then sequence descending.
    */
   #compare(src: Uint8Array, off: number, len: number, seq: number, node: number): number {
-    const nodes = this.#nodes;
-    const base = node * RECORD;
-    const nodeOff = nodes[base + KEY_OFF]!;
-    const nodeLen = nodes[base + KEY_LEN]!;
-    const arena = this.#arena;
+    const words = this.#words;
+    const nodeLen = words[node + KEY_LEN]!;
+    const at = (node + NEXT + words[node + HEIGHT]!) << 2;
     const n = len < nodeLen ? len : nodeLen;
     let c = 0;
     if (n > NATIVE_COMPARE_FROM) {
-      c = -arena.compare(src, off, off + len, nodeOff, nodeOff + nodeLen);
+      c = -this.#native.compare(src, off, off + len, at, at + nodeLen);
     } else {
+      const bytes = this.#bytes;
       let i = 0;
-      while (i < n && src[off + i] === arena[nodeOff + i]) i++;
-      c = i < n ? src[off + i]! - arena[nodeOff + i]! : len - nodeLen;
+      while (i < n && src[off + i] === bytes[at + i]) i++;
+      c = i < n ? src[off + i]! - bytes[at + i]! : len - nodeLen;
     }
-    return c !== 0 ? c : this.#seqs[node]! - seq;
+    return c !== 0 ? c : this.#seqAt(at + nodeLen) - seq;
   }
 
   /** Finds the last node before the probe at every level; fills #prev when `fill`. */
   #descend(src: Uint8Array, off: number, len: number, seq: number, fill: boolean): number {
-    const nodes = this.#nodes;
+    const words = this.#words;
     let x = 0;
     for (let level = this.#height - 1; level >= 0; level--) {
       for (;;) {
-        const next = nodes[x * RECORD + NEXT + level]!;
+        const next = words[x + NEXT + level]!;
         if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
         x = next;
       }
@@ -165,14 +187,14 @@ export class SkipList {
    * instead of O(log n).
    */
   #descendFromPrevious(src: Uint8Array, off: number, len: number, seq: number): void {
-    const nodes = this.#nodes;
+    const words = this.#words;
     const prev = this.#prev;
     const height = this.#height;
     // Where the previous path is still right: the lowest level whose successor is not passed.
     // (If level l's successor is not passed, neither is any higher level's: it sorts later.)
     let kept = 0;
     while (kept < height) {
-      const next = nodes[prev[kept]! * RECORD + NEXT + kept]!;
+      const next = words[prev[kept]! + NEXT + kept]!;
       if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
       kept++;
     }
@@ -180,7 +202,7 @@ export class SkipList {
     let x = prev[kept - 1]!;
     for (let level = kept - 1; level >= 0; level--) {
       for (;;) {
-        const next = nodes[x * RECORD + NEXT + level]!;
+        const next = words[x + NEXT + level]!;
         if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
         x = next;
       }
@@ -188,27 +210,24 @@ export class SkipList {
     }
   }
 
-  #reserve(arenaBytes: number): void {
-    if (this.#arenaUsed + arenaBytes > this.#arena.length) {
-      let size = this.#arena.length * 2;
-      while (size < this.#arenaUsed + arenaBytes) size *= 2;
-      const grown = Buffer.alloc(size);
-      grown.set(this.#arena.subarray(0, this.#arenaUsed));
-      this.#arena = grown;
-    }
-    if ((this.#count + 2) * RECORD > this.#nodes.length) {
-      const nodes = new Int32Array(this.#nodes.length * 2);
-      nodes.set(this.#nodes);
-      this.#nodes = nodes;
-      const seqs = new Float64Array(this.#seqs.length * 2);
-      seqs.set(this.#seqs);
-      this.#seqs = seqs;
-    }
+  /** Makes room for `words` more words, moving to a buffer twice as large (or more) if needed. */
+  #reserve(words: number): void {
+    const need = (this.#top + words) * 4;
+    if (need <= this.#buffer.byteLength) return;
+    let size = this.#buffer.byteLength * 2;
+    while (size < need) size *= 2;
+    const grown = allocate(size);
+    const bytes = new Uint8Array(grown);
+    bytes.set(this.#bytes.subarray(0, this.#top * 4));
+    this.#buffer = grown;
+    this.#words = new Int32Array(grown);
+    this.#bytes = bytes;
+    this.#native = Buffer.from(grown);
   }
 
   /**
-   * Inserts an entry, copying `key` and `value` into the arena. Requires that no entry with the
-   * same (key, seq) exists. Returns the new node.
+   * Inserts an entry, copying `key` and `value`. Requires that no entry with the same (key, seq)
+   * exists. Returns the new node.
    */
   insert(key: Uint8Array, seq: number, type: number, value: Uint8Array): number {
     return this.insertFrom(key, 0, key.length, value, 0, value.length, seq, type, false);
@@ -216,7 +235,7 @@ export class SkipList {
 
   /**
    * Inserts the entry with user key `keySrc[keyOff, keyOff + keyLen)` and value
-   * `valueSrc[valueOff, valueOff + valueLen)`, copying both into the arena (no view is made).
+   * `valueSrc[valueOff, valueOff + valueLen)`, copying both (no view is made).
    * `afterPrevious`: the caller promises that this entry sorts after the one inserted just before
    * it, so the search starts from that insert's path (see #descendFromPrevious). Requires that no
    * entry with the same (key, seq) exists. Returns the new node.
@@ -232,7 +251,8 @@ export class SkipList {
     type: number,
     afterPrevious: boolean,
   ): number {
-    this.#reserve(keyLen + valueLen);
+    const height = this.#randomHeight();
+    this.#reserve(NEXT + height + ((keyLen + TRAILER + valueLen + 3) >>> 2));
     const prev = this.#prev;
     const tails = this.#tails;
     if (this.#count > 0 && this.#compare(keySrc, keyOff, keyLen, seq, tails[0]!) > 0) {
@@ -243,31 +263,28 @@ export class SkipList {
     } else {
       this.#descend(keySrc, keyOff, keyLen, seq, true);
     }
-    const height = this.#randomHeight();
     if (height > this.#height) {
       for (let level = this.#height; level < height; level++) prev[level] = 0;
       this.#height = height;
     }
-    const node = ++this.#count;
-    const nodes = this.#nodes;
-    const base = node * RECORD;
-    const off = this.#arenaUsed;
-    const arena = this.#arena;
-    if (keyLen > NATIVE_COMPARE_FROM) arena.set(keySrc.subarray(keyOff, keyOff + keyLen), off);
-    else for (let i = 0; i < keyLen; i++) arena[off + i] = keySrc[keyOff + i]!;
-    arena.set(valueSrc.subarray(valueOff, valueOff + valueLen), off + keyLen);
-    this.#arenaUsed = off + keyLen + valueLen;
-    nodes[base + KEY_OFF] = off;
-    nodes[base + KEY_LEN] = keyLen;
-    nodes[base + VALUE_LEN] = valueLen;
-    nodes[base + TYPE] = type;
-    nodes[base + HEIGHT] = height;
-    this.#seqs[node] = seq;
+    const node = this.#top;
+    const words = this.#words;
+    words[node + HEIGHT] = height;
+    words[node + KEY_LEN] = keyLen;
+    words[node + VALUE_LEN] = valueLen;
+    const at = (node + NEXT + height) << 2;
+    const bytes = this.#bytes;
+    if (keyLen > NATIVE_COMPARE_FROM) bytes.set(keySrc.subarray(keyOff, keyOff + keyLen), at);
+    else for (let i = 0; i < keyLen; i++) bytes[at + i] = keySrc[keyOff + i]!;
+    writeTrailer(bytes, at + keyLen, seq, type as ValueType);
+    if (valueLen > 0) bytes.set(valueSrc.subarray(valueOff, valueOff + valueLen), at + keyLen + TRAILER);
+    this.#top = node + NEXT + height + ((keyLen + TRAILER + valueLen + 3) >>> 2);
+    this.#count++;
     for (let level = 0; level < height; level++) {
-      const p = prev[level]! * RECORD + NEXT + level;
-      nodes[base + NEXT + level] = nodes[p]!;
-      nodes[p] = node;
-      if (nodes[base + NEXT + level] === 0) tails[level] = node;
+      const p = prev[level]! + NEXT + level;
+      words[node + NEXT + level] = words[p]!;
+      words[p] = node;
+      if (words[node + NEXT + level] === 0) tails[level] = node;
       // The new node is the predecessor of whatever sorts after it: the next insert's path.
       prev[level] = node;
     }
@@ -276,7 +293,7 @@ export class SkipList {
 
   /** The first node at or after (key, seq) in internal order, or 0. */
   seek(key: Uint8Array, seq: number): number {
-    return this.#nodes[this.#descend(key, 0, key.length, seq, false) * RECORD + NEXT]!;
+    return this.#words[this.#descend(key, 0, key.length, seq, false) + NEXT]!;
   }
 
   /** The last node strictly before (key, seq), or 0. */
@@ -286,20 +303,21 @@ export class SkipList {
 
   /** The last node strictly before `node`, or 0. */
   before(node: number): number {
-    const base = node * RECORD;
-    return this.#descend(this.#arena, this.#nodes[base + KEY_OFF]!, this.#nodes[base + KEY_LEN]!, this.#seqs[node]!, false);
+    const start = this.internalKeyStart(node);
+    const len = this.#words[node + KEY_LEN]!;
+    return this.#descend(this.#bytes, start, len, this.#seqAt(start + len), false);
   }
 
   first(): number {
-    return this.#nodes[NEXT]!;
+    return this.#words[NEXT]!;
   }
 
   last(): number {
-    const nodes = this.#nodes;
+    const words = this.#words;
     let x = 0;
     for (let level = this.#height - 1; level >= 0; level--) {
       for (;;) {
-        const next = nodes[x * RECORD + NEXT + level]!;
+        const next = words[x + NEXT + level]!;
         if (next === 0) break;
         x = next;
       }
@@ -308,40 +326,52 @@ export class SkipList {
   }
 
   next(node: number): number {
-    return this.#nodes[node * RECORD + NEXT]!;
+    return this.#words[node + NEXT]!;
   }
 
   /** True if `node`'s user key equals `key`. */
   hasKey(node: number, key: Uint8Array): boolean {
-    const base = node * RECORD;
-    const len = this.#nodes[base + KEY_LEN]!;
+    const len = this.#words[node + KEY_LEN]!;
     if (len !== key.length) return false;
-    const off = this.#nodes[base + KEY_OFF]!;
-    const arena = this.#arena;
-    if (len > NATIVE_COMPARE_FROM) return arena.compare(key, 0, len, off, off + len) === 0;
-    for (let i = 0; i < len; i++) if (key[i] !== arena[off + i]) return false;
+    const at = this.internalKeyStart(node);
+    if (len > NATIVE_COMPARE_FROM) return this.#native.compare(key, 0, len, at, at + len) === 0;
+    const bytes = this.#bytes;
+    for (let i = 0; i < len; i++) if (key[i] !== bytes[at + i]) return false;
     return true;
   }
 
   seqOf(node: number): number {
-    return this.#seqs[node]!;
+    return this.#seqAt(this.internalKeyStart(node) + this.#words[node + KEY_LEN]!);
   }
 
   typeOf(node: number): number {
-    return this.#nodes[node * RECORD + TYPE]!;
+    return this.#bytes[this.internalKeyStart(node) + this.#words[node + KEY_LEN]!]!;
   }
 
-  /** The node's user key: a view into the arena (allocates the view; bytes never change). */
+  /** Where `node`'s internal key (user key ‖ trailer) starts in `bytes`. */
+  internalKeyStart(node: number): number {
+    return (node + NEXT + this.#words[node + HEIGHT]!) << 2;
+  }
+
+  /** Where `node`'s internal key ends in `bytes`; its value starts there. */
+  internalKeyEnd(node: number): number {
+    return this.internalKeyStart(node) + this.#words[node + KEY_LEN]! + TRAILER;
+  }
+
+  /** Where `node`'s value ends in `bytes`. */
+  valueEnd(node: number): number {
+    return this.internalKeyEnd(node) + this.#words[node + VALUE_LEN]!;
+  }
+
+  /** The node's user key: a view of the list's bytes (allocates the view; bytes never change). */
   keyOf(node: number): Uint8Array {
-    const base = node * RECORD;
-    const off = this.#nodes[base + KEY_OFF]!;
-    return this.#arena.subarray(off, off + this.#nodes[base + KEY_LEN]!);
+    const at = this.internalKeyStart(node);
+    return this.#bytes.subarray(at, at + this.#words[node + KEY_LEN]!);
   }
 
-  /** The node's value: a view into the arena (allocates the view; bytes never change). */
+  /** The node's value: a view of the list's bytes (allocates the view; bytes never change). */
   valueOf(node: number): Uint8Array {
-    const base = node * RECORD;
-    const off = this.#nodes[base + KEY_OFF]! + this.#nodes[base + KEY_LEN]!;
-    return this.#arena.subarray(off, off + this.#nodes[base + VALUE_LEN]!);
+    const at = this.internalKeyEnd(node);
+    return this.#bytes.subarray(at, at + this.#words[node + VALUE_LEN]!);
   }
 }

@@ -127,6 +127,9 @@ describe('a corrupt input table, merged on the worker thread', () => {
 });
 
 describe('a compaction output that cannot be written (inline jobs)', () => {
+  // Uncompressed, so the merge writes several outputs (the builder appends each table in few
+  // writes: a fault "after some appends" must fall past the first output).
+  const OPTIONS_RAW = { ...OPTIONS, compression: 'none' } as const;
   const faults: [string, Fault][] = [
     ['disk full on create', { ops: ['create'], path: /\.ldb$/, errno: 'ENOSPC' }],
     ['disk full on append, after some outputs', { ops: ['append'], path: /\.ldb$/, after: 3, errno: 'ENOSPC', partial: true }],
@@ -138,7 +141,7 @@ describe('a compaction output that cannot be written (inline jobs)', () => {
       const mem = new MemFileSystem();
       const fs = new FaultyFileSystem(mem);
       const expected = new Map<string, string>();
-      let db = await DB.open('/db', { ...OPTIONS, fs });
+      let db = await DB.open('/db', { ...OPTIONS_RAW, fs });
       for (let i = 0; i < 200; i++) {
         await db.put(key('k', i), val('k', i, 0));
         expected.set(key('k', i), val('k', i, 0));
@@ -150,7 +153,7 @@ describe('a compaction output that cannot be written (inline jobs)', () => {
         expected.set(key('k', i), val('k', i, 1));
       }
       await db.close();
-      db = await DB.open('/db', { ...OPTIONS, fs, l0CompactionTrigger: 100, l0SlowdownTrigger: 100, l0StopTrigger: 100 });
+      db = await DB.open('/db', { ...OPTIONS_RAW, fs, l0CompactionTrigger: 100, l0SlowdownTrigger: 100, l0StopTrigger: 100 });
       expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBeGreaterThan(0);
       const tablesBefore = mem.list('/db').filter((n) => n.endsWith('.ldb')).sort();
 
@@ -167,7 +170,7 @@ describe('a compaction output that cannot be written (inline jobs)', () => {
       expect(mem.list('/db').filter((n) => n.endsWith('.ldb')).sort()).toEqual(tablesBefore);
       await db.close();
 
-      db = await DB.open('/db', { ...OPTIONS, fs: mem });
+      db = await DB.open('/db', { ...OPTIONS_RAW, fs: mem });
       try {
         expect(await scan(db)).toEqual(expected);
         await db.compactRange();
