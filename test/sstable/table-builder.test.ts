@@ -94,16 +94,22 @@ describe('TableBuilder', () => {
 
   it('a failed write fails the builder: the same error on every later call', () => {
     const fs = new FaultyFileSystem(newMemFs());
-    fs.inject({ ops: ['append'], after: 3 });
-    const b = new TableBuilder(fs.createWritable('/db/t.ldb'), { blockSize: 64 });
+    // The builder appends in 256 KiB runs: ~800 KiB of blocks make the second append fail mid-table.
+    fs.inject({ ops: ['append'], after: 1 });
+    const b = new TableBuilder(fs.createWritable('/db/t.ldb'), { blockSize: 64, compression: CompressionType.NONE });
     let first: unknown;
+    let added = 0;
     try {
-      for (const e of seqEntries(100, () => new Uint8Array(50))) b.add(e.key, e.value);
+      for (const e of seqEntries(12_000, () => new Uint8Array(50))) {
+        b.add(e.key, e.value);
+        added++;
+      }
       b.finish();
     } catch (err) {
       first = err;
     }
     expect(isSieveError(first, 'IO_ERROR')).toBe(true);
+    expect(added).toBeLessThan(12_000); // it failed in an add, not in finish
     expect(() => b.add(encodeInternalKey(enc.encode('zzz'), 1, ValueType.VALUE), new Uint8Array(0))).toThrow(first as Error);
     expect(() => b.finish()).toThrow(first as Error);
   });
