@@ -133,24 +133,41 @@ export class BloomFilterPolicy implements FilterPolicy {
   /** Builds LevelDB's filter over `keys` (any count, duplicates allowed). Returns an owned buffer. */
   createFilter(keys: readonly Uint8Array[]): Uint8Array {
     const n = keys.length;
+    const hashes = new Uint32Array(n);
+    for (let i = 0; i < n; i++) hashes[i] = bloomHash(keys[i]!);
+    const filter = new Uint8Array(this.filterLength(n));
+    this.writeFilter(hashes, n, filter, 0);
+    return filter;
+  }
+
+  /** The length in bytes of a filter over `n` keys (the bit array and the k byte). */
+  filterLength(n: number): number {
     let bits = Math.round(n * this.bitsPerKey);
     if (bits < MIN_FILTER_BITS) bits = MIN_FILTER_BITS;
-    const bytes = Math.ceil(bits / 8);
-    bits = bytes * 8;
+    return Math.ceil(bits / 8) + 1;
+  }
+
+  /**
+   * Writes the filter over the keys whose `bloomHash`es are `hashes[0, n)` at `dst[at]` — the
+   * bytes `createFilter` returns for those keys, without a view or an array per key (a table
+   * builder hashes each key as it is added). `dst[at, at + filterLength(n))` must be zero.
+   * Returns the offset past the filter.
+   */
+  writeFilter(hashes: Uint32Array, n: number, dst: Uint8Array, at: number): number {
+    const bytes = this.filterLength(n) - 1;
+    const bits = bytes * 8;
     const k = this.hashCount;
-    const filter = new Uint8Array(bytes + 1);
-    filter[bytes] = k;
+    dst[at + bytes] = k;
     for (let i = 0; i < n; i++) {
-      const key = keys[i]!;
-      let h = levelDBHashRange(key, 0, key.length, BLOOM_HASH_SEED);
+      let h = hashes[i]!;
       const delta = ((h >>> 17) | (h << 15)) >>> 0;
       for (let j = 0; j < k; j++) {
         const bitpos = h % bits;
-        filter[bitpos >>> 3] |= 1 << (bitpos & 7);
+        dst[at + (bitpos >>> 3)] |= 1 << (bitpos & 7);
         h = (h + delta) >>> 0;
       }
     }
-    return filter;
+    return at + bytes + 1;
   }
 
   /** LevelDB's KeyMayMatch; see the file header for the rules on short and unusual filters. */

@@ -20,6 +20,8 @@
 import { invalidArgument } from '../errors.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import type { FilterPolicy, FilterProbe } from '../filter/policy.js';
+import { BLOOM_HASH_SEED, BloomFilterPolicy } from '../filter/bloom.js';
+import { levelDBHashRange } from '../filter/leveldb-hash.js';
 
 /** Persisted in every filter block this builder writes: one filter per 2^11 = 2 KiB. */
 export const FILTER_BASE_LG = 11 as const;
@@ -27,6 +29,14 @@ const FILTER_BASE = 2 ** FILTER_BASE_LG;
 
 export class FilterBlockBuilder {
   readonly policy: FilterPolicy;
+  /**
+   * The built-in Bloom policy, whose filters are made from each key's hash: keys are then hashed
+   * as they are added and never copied (the same bytes, without a view per key per filter).
+   */
+  private readonly bloom: BloomFilterPolicy | null;
+  /** Bloom path: the hashes of the current filter's keys. */
+  private hashes = new Uint32Array(64);
+  private numHashes = 0;
   /** Keys of the current filter, back to back in `keyBytes`, split at `keyStarts`. */
   private keyBytes = new Uint8Array(1024);
   private keyBytesLen = 0;
@@ -41,6 +51,7 @@ export class FilterBlockBuilder {
 
   constructor(policy: FilterPolicy) {
     this.policy = policy;
+    this.bloom = policy instanceof BloomFilterPolicy ? policy : null;
   }
 
   /**
@@ -59,6 +70,15 @@ export class FilterBlockBuilder {
   /** Adds the user key `key[start, end)` to the current filter (copied). */
   addKey(key: Uint8Array, start = 0, end: number = key.length): void {
     if (this.finished) throw invalidArgument('FilterBlockBuilder.addKey after finish');
+    if (this.bloom !== null) {
+      if (this.numHashes === this.hashes.length) {
+        const grown = new Uint32Array(2 * this.hashes.length);
+        grown.set(this.hashes);
+        this.hashes = grown;
+      }
+      this.hashes[this.numHashes++] = levelDBHashRange(key, start, end, BLOOM_HASH_SEED);
+      return;
+    }
     const n = end - start;
     if (this.keyBytesLen + n > this.keyBytes.length) {
       const grown = new Uint8Array(Math.max(this.keyBytesLen + n, 2 * this.keyBytes.length));
@@ -77,7 +97,7 @@ export class FilterBlockBuilder {
    */
   finish(): Uint8Array {
     if (!this.finished) {
-      if (this.keyStarts.length > 0) this.generateFilter();
+      if (this.keyStarts.length > 0 || this.numHashes > 0) this.generateFilter();
       const arrayOffset = this.resultLen;
       const offsets = this.filterOffsets;
       this.reserve(4 * offsets.length + 5);
@@ -92,8 +112,18 @@ export class FilterBlockBuilder {
   }
 
   private generateFilter(): void {
-    const numKeys = this.keyStarts.length;
     this.filterOffsets.push(this.resultLen);
+    if (this.bloom !== null) {
+      const n = this.numHashes;
+      if (n === 0) return; // an empty range: a zero-length filter
+      const length = this.bloom.filterLength(n);
+      this.reserve(length);
+      this.result.fill(0, this.resultLen, this.resultLen + length);
+      this.resultLen = this.bloom.writeFilter(this.hashes, n, this.result, this.resultLen);
+      this.numHashes = 0;
+      return;
+    }
+    const numKeys = this.keyStarts.length;
     if (numKeys === 0) return; // an empty range: a zero-length filter
     const views = this.keyViews;
     views.length = numKeys;
