@@ -52,6 +52,9 @@ function checkWriteOptions(options: WriteOptions | undefined): boolean {
 function batchOf(operations: readonly BatchOperation[], maxBytes: number): WriteBatch {
   if (!Array.isArray(operations)) throw invalidArgument('batch operations must be an array');
   const batch = new WriteBatch();
+  // One buffer of about the batch's size, instead of doubling from 256 bytes and copying.
+  const estimate = encodedSizeBound(operations);
+  if (estimate <= maxBytes) batch.reserve(estimate);
   for (const op of operations) {
     if (op === null || typeof op !== 'object') throw invalidArgument('a batch operation must be an object');
     if (op.type === 'put') batch.put(toBytes(op.key, 'key'), toBytes(op.value, 'value'));
@@ -60,6 +63,26 @@ function batchOf(operations: readonly BatchOperation[], maxBytes: number): Write
     if (batch.byteLength > maxBytes) throw invalidArgument(`the batch is over maxBatchSize (${maxBytes} bytes) after ${batch.count} operations`);
   }
   return batch;
+}
+
+/**
+ * An upper bound on the encoded size of `operations` (a tag and two 5-byte varints per entry;
+ * a string key or value at 3 bytes per UTF-16 unit), without encoding anything. Operations that
+ * are not well formed count nothing: encoding them throws anyway.
+ */
+function encodedSizeBound(operations: readonly BatchOperation[]): number {
+  let bytes = 12;
+  for (let i = 0; i < operations.length; i++) {
+    const op = operations[i] as { key?: unknown; value?: unknown } | null;
+    if (op === null || typeof op !== 'object') continue;
+    bytes += 11 + byteBound(op.key) + byteBound(op.value);
+  }
+  return bytes;
+}
+
+function byteBound(x: unknown): number {
+  if (x instanceof Uint8Array) return x.length;
+  return typeof x === 'string' ? 3 * x.length : 0;
 }
 
 /** A router must be a RegionRouter: a name, regions 0..n-1 and a regionOf function. */

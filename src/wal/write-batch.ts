@@ -54,6 +54,12 @@ export class WriteBatch {
     return this.#rep;
   }
 
+  /** Makes room for `bytes` more encoded bytes at once (a caller that knows a batch's size). */
+  reserve(bytes: number): this {
+    this.#reserve(bytes);
+    return this;
+  }
+
   #bumpCount(by: number): void {
     putFixed32(this.#rep, 8, this.count + by);
   }
