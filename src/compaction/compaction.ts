@@ -31,6 +31,7 @@ import { tableFileName } from '../version/filenames.js';
 import { compareInternal } from '../version/version.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { GRANDPARENT_OVERLAP_FACTOR } from './picker.js';
+import { isStopped, JobAbandoned, STOP_CHECK_INTERVAL, type StopFlag } from './stop-flag.js';
 
 /** A file's key range (internal keys) and size: what the merge needs of files it does not read. */
 export interface FileRange {
@@ -114,8 +115,11 @@ class BaseLevelCheck {
   }
 }
 
-/** Runs the merge; on failure removes every output it created and rethrows. */
-export function runCompaction(fs: FileSystem, task: CompactionTask): CompactionOutcome {
+/**
+ * Runs the merge; on failure removes every output it created and rethrows. So it does, throwing
+ * JobAbandoned, once `stop` is set (the database is closing; see stop-flag.ts).
+ */
+export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopFlag): CompactionOutcome {
   const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
   const children: InternalIterator[] = [];
   const outputs: FileMetaData[] = [];
@@ -180,7 +184,7 @@ export function runCompaction(fs: FileSystem, task: CompactionTask): CompactionO
     for (input.seekToFirst(); input.valid(); input.next()) {
       const key = input.key();
       const userLen = key.length - INTERNAL_KEY_TRAILER_SIZE;
-      entriesIn++;
+      if (++entriesIn % STOP_CHECK_INTERVAL === 0 && isStopped(stop)) throw new JobAbandoned();
 
       // Would this key make the current output overlap too much of the grandparent level?
       while (gpIndex < grandparents.length && compareInternal(key, grandparents[gpIndex]!.largest) > 0) {

@@ -1,7 +1,8 @@
 /**
  * Background jobs — a memtable flush and a compaction merge — as plain, structured-cloneable
  * descriptions, and `executeJob`, which runs one against a file system. The same code runs in the
- * worker (worker.ts) and inline (runner.ts), so both paths write identical tables.
+ * worker (worker.ts) and inline (runner.ts), so both paths write identical tables. A job that
+ * sees its runner's stop flag (stop-flag.ts) removes what it wrote and answers 'abandoned'.
  */
 import type { FileSystem } from '../fs/file-system.js';
 import { MemTable, type MemTableIterator } from '../memtable/memtable.js';
@@ -14,6 +15,7 @@ import { tableFileName } from '../version/filenames.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { runCompaction, type CompactionOutcome, type CompactionTask } from './compaction.js';
 import { policyFromSpec, type FilterChoice } from './policy-spec.js';
+import { isStopped, JobAbandoned, STOP_CHECK_INTERVAL, type StopFlag } from './stop-flag.js';
 
 /** How tables are built: the database's options, in a form that crosses threads. */
 export interface TableShape {
@@ -43,13 +45,18 @@ export interface CompactJob {
 }
 
 export type Job = FlushJob | CompactJob;
-export type JobResult = { readonly kind: 'flush'; readonly file: FileMetaData } | { readonly kind: 'compact'; readonly outcome: CompactionOutcome };
+export type JobResult =
+  | { readonly kind: 'flush'; readonly file: FileMetaData }
+  | { readonly kind: 'compact'; readonly outcome: CompactionOutcome }
+  /** The job saw its stop flag and stopped; the files it created are removed. */
+  | { readonly kind: 'abandoned' };
 
 /**
  * Writes the memtable's entries, in order, to table `number` in `dir`, syncs it and its
- * directory; returns its metadata. On failure the partial file is removed and the error rethrown.
+ * directory; returns its metadata. On failure the partial file is removed and the error rethrown;
+ * so it is when `stop` is set meanwhile (JobAbandoned).
  */
-export function flushMemTable(fs: FileSystem, dir: string, number: number, it: MemTableIterator, shape: TableShape): FileMetaData {
+export function flushMemTable(fs: FileSystem, dir: string, number: number, it: MemTableIterator, shape: TableShape, stop?: StopFlag): FileMetaData {
   const path = tableFileName(dir, number);
   const file = fs.createWritable(path);
   const filterPolicy = policyFromSpec(shape.filter);
@@ -62,8 +69,10 @@ export function flushMemTable(fs: FileSystem, dir: string, number: number, it: M
     ...(tableFilterPolicy !== null ? { tableFilterPolicy } : {}),
     filterScope: shape.filterScope,
   });
+  let entries = 0;
   try {
     for (it.seekToFirst(); it.valid; it.next()) {
+      if (++entries % STOP_CHECK_INTERVAL === 0 && isStopped(stop)) throw new JobAbandoned();
       // The memtable stores each internal key whole, value after it: no copy, no view.
       const keyEnd = it.internalKeyEnd;
       builder.addSlices(it.bytes, it.internalKeyStart, keyEnd, it.bytes, keyEnd, it.valueEnd);
@@ -90,16 +99,22 @@ export function flushMemTable(fs: FileSystem, dir: string, number: number, it: M
   return { number, fileSize: builder.fileSize, smallest: smallest.slice(), largest: largest.slice() };
 }
 
-/** Runs `job` on this thread. */
-export function executeJob(fs: FileSystem, job: Job): JobResult {
-  if (job.kind === 'flush') {
-    const it = job.entries instanceof MemTable ? job.entries.iterator() : MemTable.iteratorOf(job.entries);
-    return { kind: 'flush', file: flushMemTable(fs, job.dir, job.number, it, job.shape) };
+/** Runs `job` on this thread; 'abandoned' if `stop` is set before or while it runs. */
+export function executeJob(fs: FileSystem, job: Job, stop?: StopFlag): JobResult {
+  if (isStopped(stop)) return { kind: 'abandoned' };
+  try {
+    if (job.kind === 'flush') {
+      const it = job.entries instanceof MemTable ? job.entries.iterator() : MemTable.iteratorOf(job.entries);
+      return { kind: 'flush', file: flushMemTable(fs, job.dir, job.number, it, job.shape, stop) };
+    }
+    const task = {
+      ...job.task,
+      filterPolicy: policyFromSpec(job.shape.filter),
+      tableFilterPolicy: policyFromSpec(job.shape.tableFilter ?? job.shape.filter),
+    };
+    return { kind: 'compact', outcome: runCompaction(fs, task, stop) };
+  } catch (err) {
+    if (err instanceof JobAbandoned) return { kind: 'abandoned' };
+    throw err;
   }
-  const outcome = runCompaction(fs, {
-    ...job.task,
-    filterPolicy: policyFromSpec(job.shape.filter),
-    tableFilterPolicy: policyFromSpec(job.shape.tableFilter ?? job.shape.filter),
-  });
-  return { kind: 'compact', outcome };
 }

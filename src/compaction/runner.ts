@@ -9,6 +9,11 @@
  * submitted job's `done` has been called: for a synchronous caller (a sync-twin write) that must
  * not go on until a flush has finished. Jobs of one runner run one at a time, in order.
  *
+ * `close` abandons what is left (stop-flag.ts): it sets the runner's stop flag, so the job running
+ * stops at its next check and every job not yet started stops before it begins, each answering
+ * `{ kind: 'abandoned' }` (a job that finished first still answers its result); once every `done`
+ * has been called it stops the worker. No job may be submitted after `close`.
+ *
  * A worker that cannot start (its entry file missing, a loader it cannot run, worker threads
  * refused) is reported once and replaced by an InlineRunner for the rest of the runner's life:
  * slower, but the database keeps taking writes. Jobs are posted only after the worker says it is
@@ -20,6 +25,7 @@ import type { FileSystem } from '../fs/file-system.js';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJob, type Job, type JobResult } from './jobs.js';
 import { deserializeError, type SerializedError } from './job-errors.js';
+import { newStopFlag, setStopFlag, type StopFlag } from './stop-flag.js';
 
 export type JobCallback = (err: unknown, result?: JobResult) => void;
 
@@ -28,12 +34,14 @@ export interface JobRunner {
   waitSync(): void;
   /** Jobs submitted and not yet done. */
   readonly pending: number;
+  /** Abandons every job not yet done (each still gets its `done`), then stops; see the file header. */
   close(): Promise<void>;
 }
 
 export class InlineRunner implements JobRunner {
   readonly #queue: { job: Job; done: JobCallback }[] = [];
   #scheduled = false;
+  readonly #stop: StopFlag = newStopFlag();
 
   constructor(readonly fs: FileSystem) {}
 
@@ -64,7 +72,7 @@ export class InlineRunner implements JobRunner {
     if (next === undefined) return;
     let result: JobResult;
     try {
-      result = executeJob(this.fs, next.job);
+      result = executeJob(this.fs, next.job, this.#stop);
     } catch (err) {
       next.done(err);
       return;
@@ -76,7 +84,9 @@ export class InlineRunner implements JobRunner {
     while (this.#queue.length > 0) this.#runOne();
   }
 
+  /** Jobs queued behind the one running (which, on this thread, has finished) stop before they begin. */
   async close(): Promise<void> {
+    setStopFlag(this.#stop);
     this.waitSync();
   }
 }
@@ -94,6 +104,12 @@ const STARTUP_LIMIT_MS = 15 * 1000;
 /** The first message a worker posts on its port; every later one answers a job. */
 export interface WorkerReady {
   readonly ready: true;
+}
+/** What the runner posts to its worker: a job, and the runner's stop flag (shared memory) for it to watch. */
+export interface JobMessage {
+  readonly id: number;
+  readonly job: Job;
+  readonly stop: StopFlag;
 }
 interface JobAnswer {
   readonly id: number;
@@ -163,6 +179,8 @@ export class WorkerRunner implements JobRunner {
   /** Set once the worker could not start; every job from then on runs here. */
   #inline: InlineRunner | null = null;
   #fallbackReason: string | undefined;
+  /** Set by `close`; every job posted carries it. */
+  readonly #stop: StopFlag = newStopFlag();
 
   constructor(options: WorkerRunnerOptions = {}) {
     this.#name = options.name ?? 'background';
@@ -257,7 +275,7 @@ export class WorkerRunner implements JobRunner {
   #post(id: number): void {
     const entry = this.#waiting.get(id);
     if (entry === undefined || entry.job === null) return;
-    this.#worker!.postMessage({ id, job: entry.job });
+    this.#worker!.postMessage({ id, job: entry.job, stop: this.#stop } satisfies JobMessage);
     entry.job = null;
   }
 
@@ -335,6 +353,16 @@ export class WorkerRunner implements JobRunner {
   }
 
   async close(): Promise<void> {
+    setStopFlag(this.#stop);
+    // Jobs held for a worker still starting never reach it: abandoned here, in order.
+    const held = this.#held;
+    this.#held = [];
+    for (const id of held) {
+      const entry = this.#waiting.get(id);
+      this.#waiting.delete(id);
+      entry?.done(undefined, { kind: 'abandoned' });
+    }
+    // Jobs posted stop at their next look at the flag (or before they begin), and answer.
     while (this.#waiting.size > 0) await new Promise((r) => setImmediate(r));
     await this.#inline?.close();
     const worker = this.#worker;
@@ -342,6 +370,8 @@ export class WorkerRunner implements JobRunner {
     this.#worker = null;
     this.#port?.close();
     this.#port = null;
-    if (worker !== null) await worker.terminate();
+    // Every job has answered: the worker is idle and holds no file. It is told to stop, not waited
+    // for — a thread's teardown takes milliseconds to tens of them, and it is unref'd.
+    if (worker !== null) void worker.terminate().catch(() => {});
   }
 }

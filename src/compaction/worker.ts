@@ -8,16 +8,16 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { NodeFileSystem } from '../fs/node-fs.js';
-import { executeJob, type Job } from './jobs.js';
+import { executeJob } from './jobs.js';
 import { serializeError } from './job-errors.js';
-import type { WorkerReady } from './runner.js';
+import type { JobMessage, WorkerReady } from './runner.js';
 
 const port = (workerData as { port: MessagePort }).port;
 const fs = new NodeFileSystem();
 
-parentPort!.on('message', (message: { id: number; job: Job }) => {
+parentPort!.on('message', (message: JobMessage) => {
   try {
-    port.postMessage({ id: message.id, result: executeJob(fs, message.job) });
+    port.postMessage({ id: message.id, result: executeJob(fs, message.job, message.stop) });
   } catch (err) {
     port.postMessage({ id: message.id, error: serializeError(err) });
   }

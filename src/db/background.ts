@@ -18,9 +18,12 @@
  * Invariants. At most one merge runs at a time, and no compaction is chosen whose inputs a running
  * merge holds (`#beingCompacted`): two merges of one file would both install, and the second
  * install would find its inputs gone. Every job ends in exactly one of: installed, failed
- * (latched), or discarded because an error was latched meanwhile — after a latched error nothing
+ * (latched), discarded because an error was latched meanwhile — after a latched error nothing
  * is installed (LevelDB stops all background work at bg_error_): the MANIFEST may be what failed,
- * and the WAL still holds whatever a discarded flush held.
+ * and the WAL still holds whatever a discarded flush held — or abandoned because the database
+ * closes (stop-flag.ts): the job stops mid-way and removes its files, nothing is installed and
+ * nothing latched; a merge's inputs stay live and a flush's WAL stays for the next open to replay.
+ * A job that finished before the close is still installed.
  *
  * Failures (a disk error, a corrupt input table) are latched as the database's background error:
  * writes fail with it, reads go on, and the files of the failed job are removed.
@@ -57,7 +60,7 @@ export interface BackgroundHost {
   latch(err: unknown): SieveError;
   /** True once a background error is latched or the database is closing. */
   stopped(): boolean;
-  /** The latched background error, or null (closing is not an error: a flush finishing during close is still installed). */
+  /** The latched background error, or null (closing is not an error: a job finishing during close is still installed). */
   backgroundError(): SieveError | null;
   deleteObsoleteFiles(): void;
 }
@@ -182,6 +185,7 @@ export class BackgroundWork {
     }
     let left = regions.length;
     let failed: unknown;
+    let abandoned = false;
     const numbers: number[] = [];
     for (const region of regions) {
       const number = host.versions.newFileNumber();
@@ -202,7 +206,7 @@ export class BackgroundWork {
           host.stats.flushes++;
           host.stats.bytesFlushed += result.file.fileSize;
           host.info.log(`flushed region ${region.index} memtable (${imm.count} entries) to table ${number} (${result.file.fileSize} bytes)`);
-        }
+        } else abandoned = true;
         if (--left > 0) return;
         if (failed !== undefined) {
           for (const n of numbers) this.pendingOutputs.delete(n);
@@ -211,23 +215,32 @@ export class BackgroundWork {
           this.#notify();
           return;
         }
-        this.#installFlush(edit, numbers);
+        if (abandoned) this.#discardFlush(edit, numbers, 'the database is closing');
+        else this.#installFlush(edit, numbers);
       });
     }
+  }
+
+  /**
+   * Ends a flush without installing it: the tables it wrote are removed; the memtables stay (reads
+   * go on) and so does their WAL, which the MANIFEST still calls live: a reopen replays it.
+   */
+  #discardFlush(edit: VersionEdit, numbers: number[], why: string): void {
+    const host = this.#host;
+    host.info.log(`flush to tables ${numbers.join(', ') || '(none)'} discarded: ${why}`);
+    for (const region of host.regions) {
+      const added = edit.newFiles.filter((f) => f.region === region.index).map((f) => f.file.number);
+      if (added.length > 0) this.#removeUnnamed(region.dir, added);
+    }
+    for (const n of numbers) this.pendingOutputs.delete(n);
+    this.#flushing = false;
+    this.#notify();
   }
 
   #installFlush(edit: VersionEdit, numbers: number[]): void {
     const host = this.#host;
     if (this.#errorLatched()) {
-      // The memtables stay (reads go on) and so does their WAL: a reopen replays it.
-      host.info.log(`flush to tables ${numbers.join(', ') || '(none)'} discarded: a background error is latched`);
-      for (const region of host.regions) {
-        const added = edit.newFiles.filter((f) => f.region === region.index).map((f) => f.file.number);
-        if (added.length > 0) this.#removeUnnamed(region.dir, added);
-      }
-      for (const n of numbers) this.pendingOutputs.delete(n);
-      this.#flushing = false;
-      this.#notify();
+      this.#discardFlush(edit, numbers, 'a background error is latched');
       return;
     }
     try {
@@ -394,10 +407,14 @@ export class BackgroundWork {
       (err, result) => {
         version.unref();
         this.#compacting = false;
+        const abandoned = err === undefined && result?.kind === 'abandoned';
         try {
           if (err !== undefined) {
             host.latch(err);
             host.info.log(`compaction of region ${region} level ${level} failed: ${(err as Error).message}`);
+          } else if (abandoned) {
+            // Its outputs are removed already; its inputs stay live.
+            host.info.log(`compaction of region ${region} level ${level} abandoned: the database is closing`);
           } else if (this.#errorLatched()) {
             host.info.log(`compaction of region ${region} level ${level} discarded: a background error is latched`);
             if (result?.kind === 'compact') this.#removeUnnamed(host.regions[region]!.dir, result.outcome.outputs.map((f) => f.number));
@@ -406,7 +423,7 @@ export class BackgroundWork {
           for (const n of inputNumbers) this.#beingCompacted.delete(n);
           for (const n of outputNumbers) this.pendingOutputs.delete(n);
         }
-        this.#deleteObsolete();
+        if (!abandoned) this.#deleteObsolete();
         this.#notify();
         then();
       },
@@ -495,10 +512,13 @@ export class BackgroundWork {
     }
   }
 
-  /** Waits for running jobs, then stops the workers. */
+  /**
+   * Stops background work for a closing database: no job starts from now on; the running flush and
+   * merge are abandoned at their next check (nothing of them installed, nothing latched), or
+   * installed if they finished first; then the workers stop. Resolves with no job running.
+   */
   async close(): Promise<void> {
     this.#closing = true;
-    while (this.#flushing || this.#compacting) await this.whenProgress();
     await Promise.all([this.#flushRunner.close(), this.#compactRunner.close()]);
   }
 }

@@ -684,13 +684,17 @@ export class DBImpl {
   // ---------------------------------------------------------------------------------------------
   // Close
 
-  /** Waits for queued writes, then closes every file and releases the lock. Idempotent. */
+  /**
+   * Waits for queued writes, then closes every file and releases the lock. Idempotent. A flush or
+   * merge still running is abandoned, not waited for (LevelDB's shutting_down_): its WAL or its
+   * inputs stay live, and the next open replays or redoes it.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.#queue.whenDrained();
     this.#closed = true;
     for (const it of [...this.openIterators]) it.end();
-    await this.#bg.close(); // a running flush or compaction is finished and installed first
+    await this.#bg.close();
     this.#closeFiles();
     this.#lock.release();
   }

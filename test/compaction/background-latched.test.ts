@@ -1,7 +1,8 @@
 /**
  * Issue 9, item 5: a job's result is never installed after a background error was latched (the
  * MANIFEST may be what failed; LevelDB stops all background work at bg_error_), yet a flush that
- * finishes while the database closes — stopped, but with no error — is installed.
+ * finishes while the database closes — stopped, but with no error — is installed. One the close
+ * finds not yet finished is abandoned (issue 10): not installed, and nothing latched.
  *
  * BackgroundWork runs here against a host built by hand on MemFileSystem (inline jobs), so the
  * error can be latched at an exact moment: from inside the job, as it creates its output table.
@@ -148,15 +149,34 @@ describe('nothing is installed after a latched error', () => {
   it('a flush finishing while the database closes (stopped, no error) is installed', async () => {
     const h = harness();
     await flush(h, 0, 40);
+    const versions = h.versions;
+    let closing: Promise<void> | undefined;
+    // The close starts while the job runs, past its last look at the stop flag (30 entries are
+    // fewer than it writes between two looks): the job finishes, and its result is installed.
+    h.fs.onTableCreate = () => void (closing = h.close());
+    await flush(h, 100, 30);
+    await closing;
+    expect(h.latched()).toBeNull();
+    expect(levels(versions)).toEqual([2, 0, 0]);
+  });
+
+  it('a flush not yet started when the database closes is abandoned: nothing installed, nothing latched', async () => {
+    const h = harness();
+    await flush(h, 0, 40);
     const mem = new MemTable();
     for (let i = 0; i < 30; i++) mem.add(++sequence, ValueType.VALUE, Buffer.from(`late${i}`), Buffer.from('v'));
     h.region.imm = mem;
     h.bg.startFlush(h.versions.logNumber);
     const versions = h.versions;
-    const closing = h.close(); // stopped() is true from here on
+    const logNumber = versions.logNumber;
     expect(h.bg.flushing).toBe(true);
-    await closing;
+    await h.close(); // the job waits for its turn on this thread: it stops before it begins
+    expect(h.bg.flushing).toBe(false);
     expect(h.latched()).toBeNull();
-    expect(levels(versions)).toEqual([2, 0, 0]);
+    expect(levels(versions)).toEqual([1, 0, 0]);
+    expect(versions.logNumber).toBe(logNumber); // its WAL stays live, for the next open to replay
+    expect(tableFiles(h.fs)).toHaveLength(1);
+    expect(h.bg.pendingOutputs.size).toBe(0);
+    expect(h.log()).toMatch(/flush to tables \d+ discarded: the database is closing/);
   });
 });
