@@ -178,6 +178,7 @@ export class BackgroundWork {
     const regions = host.regions.filter((r) => r.imm !== null && r.imm.count > 0);
     const edit = new VersionEdit();
     edit.logNumber = logNumber;
+    edit.prevLogNumber = 0; // every WAL before logNumber is obsolete once this installs, LevelDB's old "previous log" too
     this.#flushing = true;
     if (regions.length === 0) {
       this.#installFlush(edit, []);
@@ -324,6 +325,15 @@ export class BackgroundWork {
       this.#runMerge(best, () => this.maybeCompact());
       return;
     }
+  }
+
+  /**
+   * `maybeCompact` on the next turn of the event loop (LevelDB's open schedules its compaction the
+   * same way): picking opens the candidate tables for their properties, work an open need not wait
+   * for. A writer that meets a level-0 trigger first starts it itself.
+   */
+  scheduleCompaction(): void {
+    setImmediate(() => this.maybeCompact());
   }
 
   #installMove(choice: Extract<CompactionChoice, { kind: 'move' }>): void {

@@ -36,7 +36,7 @@ import type { Version } from '../version/version.js';
 import { VersionSet } from '../version/version-set.js';
 import { LogWriter } from '../wal/log-writer.js';
 import { BatchEntries, forEachBatchEntry, WriteBatch } from '../wal/write-batch.js';
-import { checkNoDatabaseLeft, checkRouter, LOST_DIR, moveToLost, replayWal } from './recovery.js';
+import { checkNoDatabaseLeft, checkRouter, LOST_DIR, mayFlushReplayInBackground, moveToLost, replayWal, REPLAY_LIMIT_WRITE_BUFFERS, syncFile } from './recovery.js';
 import { InfoLog } from './info-log.js';
 import { Region, regionDir } from './region.js';
 import { SnapshotList, type Snapshot } from './snapshot.js';
@@ -226,11 +226,15 @@ export class DBImpl {
     logs.sort((a, b) => a - b);
     // Only the newest WAL holding any bytes may end torn: newer empty ones are what a crash right
     // after creating a WAL leaves (at open or at a memtable switch, the older one synced first).
+    const sizes = new Map(logs.map((n) => [n, fs.size(logFileName(this.dir, n))]));
     let newest = -1;
-    for (const number of logs) if (fs.size(logFileName(this.dir, number)) > 0) newest = number;
+    for (const number of logs) if (sizes.get(number)! > 0) newest = number;
     const edit = new VersionEdit();
     let maxSequence = versions.lastSequence;
     const damagedLogs: number[] = [];
+    let tornBytes = 0;
+    let flushedDuringReplay = false;
+    const replayLimit = REPLAY_LIMIT_WRITE_BUFFERS * options.writeBufferSize;
     for (const number of logs) {
       const replay = replayWal(fs, logFileName(this.dir, number), {
         newest: number === newest,
@@ -238,22 +242,35 @@ export class DBImpl {
         info: this.#info,
         apply: (record, sequence) => {
           this.#applyBatch(record, sequence);
-          if (this.#memoryUsage() >= options.writeBufferSize) this.#flushAllInto(edit, true);
+          if (this.#memoryUsage() >= replayLimit) {
+            this.#flushAllInto(edit, true);
+            flushedDuringReplay = true;
+          }
         },
       });
       maxSequence = Math.max(maxSequence, replay.maxSequence);
       this.stats.walRecordsSkipped += replay.skippedRecords;
       this.stats.walBytesSkipped += replay.skippedBytes;
       this.stats.walTornBytes += replay.tornBytes;
+      tornBytes += replay.tornBytes;
       if (replay.skippedRecords > 0) damagedLogs.push(number);
     }
     versions.lastSequence = maxSequence;
-    // What the WALs held goes to level 0 now, as LevelDB does; then a fresh WAL takes writes.
-    this.#flushAllInto(edit, true);
+    const replayed = this.regions.some((r) => r.mem.count > 0);
+    const inBackground =
+      replayed && mayFlushReplayInBackground({ flushedDuringReplay, tornBytes, damagedWals: damagedLogs.length, prevLogNumber: versions.prevLogNumber });
+    // The WALs a background flush leaves live must hold what readers will see through a crash, as
+    // the table LevelDB writes here would: a process killed after unsynced writes leaves them in
+    // the page cache only.
+    const held = inBackground ? logs.filter((n) => sizes.get(n)! > 0) : [];
+    for (const number of held) syncFile(fs, logFileName(this.dir, number));
+    // Otherwise what the WALs held goes to level 0 now, as LevelDB does. Either way a fresh WAL
+    // takes writes.
+    if (!inBackground) this.#flushAllInto(edit, true);
     this.#logNumber = versions.newFileNumber();
     this.#log = new LogWriter(fs.createWritable(logFileName(this.dir, this.#logNumber)));
     fs.syncDir(this.dir);
-    edit.logNumber = this.#logNumber;
+    edit.logNumber = held[0] ?? this.#logNumber;
     edit.prevLogNumber = 0;
     versions.logAndApply(edit);
     // A WAL whose damage was skipped is kept for a person to look at, not deleted as obsolete.
@@ -266,9 +283,28 @@ export class DBImpl {
         this.#info.log(`could not move damaged WAL ${name} to ${LOST_DIR}/: ${(err as Error).message}`);
       }
     }
+    if (inBackground) {
+      // Empty WALs between the held ones hold nothing: without this, every open that closes before
+      // its flush installs would leave one more.
+      for (const number of logs) {
+        if (sizes.get(number) !== 0 || number < edit.logNumber) continue;
+        try {
+          fs.remove(logFileName(this.dir, number));
+        } catch (err) {
+          this.#info.log(`could not delete empty WAL ${number}: ${(err as Error).message}`);
+        }
+      }
+      // The state after a memtable switch: the replayed memtables are flushed in the background,
+      // read meanwhile as `imm`; the install moves the log number to the fresh WAL.
+      for (const region of this.regions) region.switchMemTable();
+    }
     this.#deleteObsoleteFiles();
-    this.#bg.maybeCompact();
-    this.#info.log(`opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length} WAL(s) replayed`);
+    if (inBackground) this.#bg.startFlush(this.#logNumber);
+    this.#bg.scheduleCompaction();
+    this.#info.log(
+      `opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length} WAL(s) replayed` +
+        (inBackground ? `, their memtable flushed in the background (WALs ${held.join(', ')} live until then)` : ''),
+    );
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -14,6 +14,9 @@
  *   at the end of a WAL that is not the newest — is damage: CORRUPTION naming the file and offset
  *   under `paranoidChecks`, otherwise skipped and counted (records and bytes, in LOG and in
  *   `sievekv.stats`), and the WAL is kept in `lost/` rather than deleted.
+ * - Where the replayed writes go (`mayFlushReplayInBackground`): usually into the background
+ *   flush, as after a memtable switch, their WALs live until it installs; otherwise to level 0
+ *   before the open returns, as LevelDB does.
  */
 import { join } from 'node:path';
 import { ErrorCode, invalidArgument, isSieveError, SieveError } from '../errors.js';
@@ -166,6 +169,54 @@ export function replayWal(fs: FileSystem, path: string, options: WalReplayOption
     file.close();
   }
   return result;
+}
+
+/**
+ * A replay fills one memtable with up to this many write buffers before it writes it to level 0
+ * and goes on with a fresh one. What a closed database left in its WALs fits: the memtable that
+ * was being flushed and the one taking writes, each a write buffer and a batch past it — so the
+ * usual reopen flushes in the background. More (WALs written with a larger writeBufferSize, or
+ * left by several opens that each closed before their flush installed) is flushed during the open.
+ */
+export const REPLAY_LIMIT_WRITE_BUFFERS = 3;
+
+/** What the open found replaying its WALs (see mayFlushReplayInBackground). */
+export interface WalsReplayed {
+  /** The replay outgrew REPLAY_LIMIT_WRITE_BUFFERS and wrote tables while it ran. */
+  readonly flushedDuringReplay: boolean;
+  /** Bytes of a torn tail dropped. */
+  readonly tornBytes: number;
+  /** WALs with damage skipped (paranoidChecks off). */
+  readonly damagedWals: number;
+  /** The MANIFEST's previous log number (non-zero only in a database an old LevelDB wrote). */
+  readonly prevLogNumber: number;
+}
+
+/**
+ * Whether the memtables a replay filled may be flushed in the background, read meanwhile as the
+ * immutable memtable, with the WALs they came from staying live until that flush installs (the
+ * state after a memtable switch, so a crash meanwhile replays them again). That needs the WALs to
+ * be replayable again as they are, and the MANIFEST's log number to name the oldest of them:
+ * - no torn tail was dropped: the WAL it ended would no longer be the newest once a fresh one
+ *   takes writes, and at the next open its tail would read as damage;
+ * - no damage was skipped: such a WAL moves to `lost/` (and its replay would report it again);
+ * - no table was written during the replay: it holds part of a WAL that would stay live, whose
+ *   entries a crash would then replay a second time;
+ * - no previous log number: the log number alone must say which WALs are live.
+ * Otherwise the open writes the memtables to level 0 itself (LevelDB's way) and starts clean.
+ */
+export function mayFlushReplayInBackground(replayed: WalsReplayed): boolean {
+  return !replayed.flushedDuringReplay && replayed.tornBytes === 0 && replayed.damagedWals === 0 && replayed.prevLogNumber === 0;
+}
+
+/** fdatasyncs the file at `path` (a WAL a replay read, which the previous process may not have synced). */
+export function syncFile(fs: FileSystem, path: string): void {
+  const file = fs.openAppendable(path);
+  try {
+    file.sync();
+  } finally {
+    file.close();
+  }
 }
 
 /** Unwritten space reads as zeros from a sector boundary on: what a crash leaves past the last write. */

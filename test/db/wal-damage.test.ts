@@ -126,7 +126,8 @@ describe('damage in the last block of the newest WAL', () => {
         // One more synced put of 3,000 bytes, written only up to a sector boundary: the file
         // system allotted the rest, which reads as zeros.
         const db = await DB.open('/db', { ...OPTIONS, fs });
-        const newWal = `/db/${fs.list('/db').find((n) => n.endsWith('.log'))!}`;
+        // The newest WAL: the one the reopen made (the replayed one stays until its flush installs).
+        const newWal = `/db/${fs.list('/db').filter((n) => n.endsWith('.log')).sort().at(-1)!}`;
         const bigStart = fs.size(newWal);
         await db.put('big', 'b'.repeat(3000), { sync: true });
         await db.close();
