@@ -31,6 +31,8 @@ export type CompactionChoice =
       readonly region: number;
       readonly level: number;
       readonly file: FileMetaData;
+      /** The level's next compact pointer (the file's largest key): a move is the level's turn too. */
+      readonly compactPointer: Uint8Array;
     }
   | {
       readonly kind: 'merge';
@@ -212,7 +214,7 @@ function setupInputs(
     totalFileSize(grandparents) <= GRANDPARENT_OVERLAP_FACTOR * options.maxFileSize &&
     isClean(inputs0[0]!)
   ) {
-    return { kind: 'move', region, level, file: inputs0[0]! };
+    return { kind: 'move', region, level, file: inputs0[0]!, compactPointer: hi };
   }
   return {
     kind: 'merge',

@@ -339,7 +339,12 @@ export class BackgroundWork {
   #installMove(choice: Extract<CompactionChoice, { kind: 'move' }>): void {
     const host = this.#host;
     if (this.#errorLatched()) return;
-    const edit = new VersionEdit().deleteFile(choice.level, choice.file.number, choice.region).addFile(choice.level + 1, choice.file, choice.region);
+    // A move is the level's turn as a merge is: the pointer moves past it (LevelDB's trivial move
+    // records the pointer its picker set), so the level's next compaction starts after the file.
+    const edit = new VersionEdit()
+      .deleteFile(choice.level, choice.file.number, choice.region)
+      .addFile(choice.level + 1, choice.file, choice.region)
+      .setCompactPointer(choice.level, choice.compactPointer, choice.region);
     try {
       host.versions.logAndApply(edit);
       host.info.log(`moved table ${choice.file.number} of region ${choice.region} from level ${choice.level} to ${choice.level + 1}`);
