@@ -303,8 +303,34 @@ export class BackgroundWork {
    * passed over (the picker does not know what runs; this is where that is decided).
    */
   maybeCompact(): void {
+    if (this.#manualCount === 0) this.#compactWhileDue();
+  }
+
+  /**
+   * `maybeCompact` on the next turn of the event loop (LevelDB's open schedules its compaction the
+   * same way): picking opens the candidate tables for their properties, work an open need not wait
+   * for. A writer that meets a level-0 trigger first starts it itself.
+   */
+  scheduleCompaction(): void {
+    setImmediate(() => this.maybeCompact());
+  }
+
+  /**
+   * For a writer stopped at l0StopTrigger level-0 files: starts the most urgent compaction if no
+   * merge runs — even while a manual compaction is queued, which picks its next step from what
+   * this one leaves (a synchronous writer cannot wait for the manual chain: it runs only when the
+   * thread is free). Returns whether a merge now runs. One that does not means level 0 is below
+   * the stop (a move took it down) or nothing can run (an error is latched, the database closes):
+   * with level 0 at or past l0CompactionTrigger the picker always finds work.
+   */
+  startCompactionForStall(): boolean {
+    this.#compactWhileDue();
+    return this.#compacting;
+  }
+
+  #compactWhileDue(): void {
     const host = this.#host;
-    while (!this.#compacting && this.#manualCount === 0 && !this.#closing && !host.stopped()) {
+    while (!this.#compacting && !this.#closing && !host.stopped()) {
       let best: CompactionChoice = { kind: 'none' };
       let bestScore = 0;
       const version = host.versions.current;
@@ -325,15 +351,6 @@ export class BackgroundWork {
       this.#runMerge(best, () => this.maybeCompact());
       return;
     }
-  }
-
-  /**
-   * `maybeCompact` on the next turn of the event loop (LevelDB's open schedules its compaction the
-   * same way): picking opens the candidate tables for their properties, work an open need not wait
-   * for. A writer that meets a level-0 trigger first starts it itself.
-   */
-  scheduleCompaction(): void {
-    setImmediate(() => this.maybeCompact());
   }
 
   #installMove(choice: Extract<CompactionChoice, { kind: 'move' }>): void {

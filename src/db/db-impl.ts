@@ -503,8 +503,9 @@ export class DBImpl {
 
   /**
    * Waits (without blocking the thread) until the next write can commit: a full memtable waits for
-   * the running flush; at l0StopTrigger level-0 files writes wait for compaction; from
-   * l0SlowdownTrigger each group is delayed 1 ms to let compaction catch up (as LevelDB does).
+   * the running flush; at l0StopTrigger level-0 files writes wait until compaction takes level 0
+   * below it (starting a merge if none runs); from l0SlowdownTrigger each group is delayed 1 ms to
+   * let compaction catch up (as LevelDB does).
    */
   async #waitForRoom(): Promise<void> {
     const stalls = this.stats.stalls;
@@ -513,7 +514,7 @@ export class DBImpl {
       await this.#bg.whenFlushed();
       since = stalls.add('memtableFull', since);
     }
-    while (this.#l0Files() >= this.options.l0StopTrigger && this.#bg.compacting && this.#bgError === null) {
+    while (this.#l0Files() >= this.options.l0StopTrigger && this.#bgError === null && this.#bg.startCompactionForStall()) {
       await this.#bg.whenProgress();
       since = stalls.add('l0Stop', since);
     }
@@ -526,9 +527,9 @@ export class DBImpl {
   /**
    * Makes room for a write now: when the memtables are full (or `force`d and not empty), waits
    * (blocking) for a running flush, then switches to fresh memtables and a fresh WAL and starts
-   * flushing the full ones in the background. At l0StopTrigger level-0 files it also blocks for
-   * the running compaction — only synchronous writers get here with a full level 0; asynchronous
-   * ones waited in #waitForRoom.
+   * flushing the full ones in the background. At l0StopTrigger level-0 files it also blocks until
+   * compaction takes level 0 below it, merge after merge (starting one if none runs) — only
+   * synchronous writers get here with a full level 0; asynchronous ones waited in #waitForRoom.
    */
   #makeRoomForWrite(force = false): void {
     if (!this.#roomNeeded(force)) return;
@@ -538,11 +539,11 @@ export class DBImpl {
       this.#bg.waitFlushSync();
       since = stalls.add('memtableFull', since);
     }
-    if (this.#bgError !== null) throw this.#bgError;
-    while (this.#l0Files() >= this.options.l0StopTrigger && this.#bg.compacting && this.#bgError === null) {
+    while (this.#l0Files() >= this.options.l0StopTrigger && this.#bgError === null && this.#bg.startCompactionForStall()) {
       this.#bg.waitCompactionSync();
       since = stalls.add('l0Stop', since);
     }
+    if (this.#bgError !== null) throw this.#bgError;
     if (!this.#roomNeeded(force)) return;
     const fs = this.fs;
     const number = this.#versions.newFileNumber();
