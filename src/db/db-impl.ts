@@ -53,6 +53,9 @@ import { singleRegionRouter } from '../shard/region-router.js';
 const RESOLVED = Promise.resolve();
 
 /** Adds one put (`type` VALUE) or delete to `batch`; returns it. */
+/** Never notified: Atomics.wait on it is a blocking sleep. */
+const SLEEP_CELL = new Int32Array(new SharedArrayBuffer(4));
+
 function batchOfOne(batch: WriteBatch, type: ValueType, key: Uint8Array, value: Uint8Array): WriteBatch {
   if (type === ValueType.VALUE) batch.put(key, value);
   else batch.del(key);
@@ -360,6 +363,12 @@ export class DBImpl {
   writeSync(batch: WriteBatch, sync: boolean): void {
     this.#checkWritable();
     this.#checkBatch(batch);
+    this.#slowdownSync();
+    this.#writeSyncNow(batch, sync);
+  }
+
+  /** `writeSync` after its checks and slowdown. */
+  #writeSyncNow(batch: WriteBatch, sync: boolean): void {
     if (this.#idle()) {
       this.#commit(batch, sync, true);
       return;
@@ -387,11 +396,27 @@ export class DBImpl {
   /** The synchronous twin of `writeOne`. */
   writeOneSync(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): void {
     this.#checkWritable();
+    this.#slowdownSync();
     if (this.#idle()) {
       this.#commitOne(type, key, value, sync);
       return;
     }
-    this.writeSync(batchOfOne(new WriteBatch(), type, key, value), sync);
+    const batch = batchOfOne(new WriteBatch(), type, key, value);
+    this.#checkBatch(batch);
+    this.#writeSyncNow(batch, sync);
+  }
+
+  /**
+   * The synchronous twin of #waitForRoom's slowdown: from l0SlowdownTrigger level-0 files a sync
+   * write first sleeps 1 ms, blocking, once (LevelDB's MakeRoomForWrite does it for every write),
+   * so the core goes to the compaction that will take level 0 down instead of the writers running
+   * into l0StopTrigger and waiting out whole merges.
+   */
+  #slowdownSync(): void {
+    if (this.#l0Files() < this.options.l0SlowdownTrigger || this.#bgError !== null) return;
+    const since = performance.now();
+    Atomics.wait(SLEEP_CELL, 0, 0, 1);
+    this.stats.stalls.add('l0Slowdown', since);
   }
 
   /** True if a write may commit at once: nothing queued or in flight, no reason to wait. */

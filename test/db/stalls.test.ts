@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
+import { MemFileSystem } from '../../src/fs/mem-fs.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sievekv-stalls-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -40,5 +41,30 @@ it('writers that wait for flushes and compactions are counted, with the microsec
     if (stats[`stalls${reason}`] === 0) expect(stats[`stallMicros${reason}`]).toBe(0);
   }
   for (let i = 0; i < 40; i++) expect(db.getSync(`k${i}`)?.length).toBe(200);
+  await db.close();
+});
+
+it('a synchronous writer at l0SlowdownTrigger sleeps 1 ms per write, counted as an L0 slowdown', async () => {
+  // In memory, jobs run on this thread, deferred to the event loop — except a flush a sync writer
+  // waits for. Writing synchronously, level 0 grows by a table per memtable and the merge it
+  // triggers never gets to run: level 0 stays at its slowdown trigger while the writes go on.
+  const db = await DB.open('/slow', {
+    fs: new MemFileSystem(),
+    writeBufferSize: 4 * 1024,
+    l0CompactionTrigger: 2,
+    l0SlowdownTrigger: 2,
+    l0StopTrigger: 100,
+    compression: 'none',
+  });
+  const value = Buffer.alloc(500, 2);
+  for (let i = 0; Number(db.getProperty('sievekv.num-files-at-level0')) < 2; i++) db.putSync(`fill${i}`, value);
+  const before = JSON.parse(db.getProperty('sievekv.stats')!);
+  for (let n = 0; n < 5; n++) db.putSync(`slow${n}`, 'v');
+  db.batchSync([{ type: 'put', key: 'slowbatch', value: 'v' }]);
+  const after = JSON.parse(db.getProperty('sievekv.stats')!);
+  expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBeGreaterThanOrEqual(2);
+  expect(after.stallsL0Slowdown - before.stallsL0Slowdown).toBe(6);
+  expect(after.stallMicrosL0Slowdown - before.stallMicrosL0Slowdown).toBeGreaterThanOrEqual(6 * 900);
+  expect(db.getSync('slow4')?.toString()).toBe('v');
   await db.close();
 });
