@@ -145,6 +145,9 @@ export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopF
     return builder;
   };
   const finishOutput = (): void => {
+    // Finishing a table (its last blocks, filters, an fdatasync) is the longest step the loop
+    // cannot look at the stop flag in: look before it.
+    if (isStopped(stop)) throw new JobAbandoned();
     const b = builder!;
     b.finish();
     file!.sync();

@@ -77,6 +77,7 @@ export function flushMemTable(fs: FileSystem, dir: string, number: number, it: M
       const keyEnd = it.internalKeyEnd;
       builder.addSlices(it.bytes, it.internalKeyStart, keyEnd, it.bytes, keyEnd, it.valueEnd);
     }
+    if (isStopped(stop)) throw new JobAbandoned(); // before the longest step: filters, last blocks, fdatasync
     builder.finish();
     file.sync();
     file.close();

@@ -3,8 +3,9 @@
  *
  * One Int32 cell on a SharedArrayBuffer, so a job on a worker thread sees it set while it runs
  * (it crosses `postMessage` shared, not copied). The database's thread sets it once, when the
- * database closes; it is never cleared. A job looks at it before it starts and every
- * STOP_CHECK_INTERVAL entries, and once it is set throws JobAbandoned: the job's own failure
+ * database closes; it is never cleared. A job looks at it before it starts, every
+ * STOP_CHECK_INTERVAL entries and before it finishes a table, and once it is set throws
+ * JobAbandoned: the job's own failure
  * cleanup removes every file it created, and executeJob (jobs.ts) answers `{ kind: 'abandoned' }`
  * (LevelDB's DoCompactionWork checks shutting_down_ per key the same way).
  *
@@ -29,7 +30,8 @@ export function isStopped(stop: StopFlag | undefined): boolean {
 
 /**
  * Entries a job writes between two looks at its stop flag: about a millisecond of merging, so a
- * close waits about that long for a running job (plus the table it is finishing, if any).
+ * close waits about that long for a running job (or for the table it is finishing, if it already
+ * began to: its filters, last blocks and fdatasync).
  */
 export const STOP_CHECK_INTERVAL = 1024;
 

@@ -25,9 +25,13 @@ import { VersionSet } from '../../src/version/version-set.js';
 
 const DIR = '/db';
 
-/** Calls `onTableCreate` when a table file is created (a job's output), once armed. */
+/**
+ * Calls `onTableCreate` when a table file is created (a job's output), and `onDirSync` when a
+ * directory is synced (a job's last step, its table complete), once armed.
+ */
 class HookedFileSystem extends MemFileSystem {
   onTableCreate: ((path: string) => void) | null = null;
+  onDirSync: (() => void) | null = null;
 
   override createWritable(path: string): WritableFile {
     if (path.endsWith('.ldb') && this.onTableCreate !== null) {
@@ -36,6 +40,13 @@ class HookedFileSystem extends MemFileSystem {
       hook(path);
     }
     return super.createWritable(path);
+  }
+
+  override syncDir(dir: string): void {
+    const hook = this.onDirSync;
+    this.onDirSync = null;
+    hook?.();
+    super.syncDir(dir);
   }
 }
 
@@ -151,9 +162,9 @@ describe('nothing is installed after a latched error', () => {
     await flush(h, 0, 40);
     const versions = h.versions;
     let closing: Promise<void> | undefined;
-    // The close starts while the job runs, past its last look at the stop flag (30 entries are
-    // fewer than it writes between two looks): the job finishes, and its result is installed.
-    h.fs.onTableCreate = () => void (closing = h.close());
+    // The close starts while the job runs, past its last look at the stop flag (its table is
+    // written; it syncs the directory): the job finishes, and its result is installed.
+    h.fs.onDirSync = () => void (closing = h.close());
     await flush(h, 100, 30);
     await closing;
     expect(h.latched()).toBeNull();
