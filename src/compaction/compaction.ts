@@ -19,7 +19,15 @@
 import type { FileSystem } from '../fs/file-system.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { compareByteRanges } from '../format/bytes.js';
-import { INTERNAL_KEY_TRAILER_SIZE, readSequence, readValueType, ValueType } from '../format/internal-key.js';
+import {
+  encodeInternalKey,
+  INTERNAL_KEY_TRAILER_SIZE,
+  MAX_SEQUENCE,
+  readSequence,
+  readValueType,
+  VALUE_TYPE_FOR_SEEK,
+  ValueType,
+} from '../format/internal-key.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
 import { LevelIterator } from '../iterator/level-iterator.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
@@ -71,6 +79,12 @@ export interface CompactionTask {
   readonly tableFilterPolicy?: FilterPolicy | null;
   readonly filterScope: FilterScope;
   readonly verifyChecksums: boolean;
+  /**
+   * A subcompaction: only user keys in [begin, end) are merged (undefined: unbounded). The parts
+   * of one merge split it at user keys, so no key's versions are spread over two parts.
+   */
+  readonly begin?: Uint8Array;
+  readonly end?: Uint8Array;
 }
 
 export interface CompactionOutcome {
@@ -184,9 +198,13 @@ export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopF
     let currentLen = -1; // no current user key yet
     let lastStripe = -1;
 
-    for (input.seekToFirst(); input.valid(); input.next()) {
+    const end = task.end;
+    if (task.begin === undefined) input.seekToFirst();
+    else input.seek(encodeInternalKey(task.begin, MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK));
+    for (; input.valid(); input.next()) {
       const key = input.key();
       const userLen = key.length - INTERNAL_KEY_TRAILER_SIZE;
+      if (end !== undefined && compareByteRanges(key, 0, userLen, end, 0, end.length) >= 0) break;
       if (++entriesIn % STOP_CHECK_INTERVAL === 0 && isStopped(stop)) throw new JobAbandoned();
 
       // Would this key make the current output overlap too much of the grandparent level?

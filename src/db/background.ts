@@ -15,6 +15,10 @@
  *   range into the next, down to the deepest level holding data there. Manual compactions queue
  *   behind each other (one chain): each picks its inputs only once the one before it is installed.
  *
+ * A level-0 merge started while writers are slowed down runs in two parts at once, split at a user
+ * key, the second on the flush worker (RocksDB's subcompactions): writers at the slowdown or stop
+ * trigger are waiting for exactly that merge, and the second core would otherwise sit idle.
+ *
  * Invariants. At most one merge runs at a time, and no compaction is chosen whose inputs a running
  * merge holds (`#beingCompacted`): two merges of one file would both install, and the second
  * install would find its inputs gone. Every job ends in exactly one of: installed, failed
@@ -35,6 +39,7 @@ import { outputBound } from '../compaction/compaction.js';
 import { InlineRunner, WorkerRunner, type JobRunner } from '../compaction/runner.js';
 import type { SieveError } from '../errors.js';
 import type { FileSystem } from '../fs/file-system.js';
+import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import type { ResolvedOptions } from '../options.js';
 import { tableFileName } from '../version/filenames.js';
@@ -46,6 +51,13 @@ import type { Region } from './region.js';
 import type { SnapshotList } from './snapshot.js';
 import type { DBStats } from './stats.js';
 import type { TableAccess } from './table-access.js';
+
+/**
+ * A level-0 merge reading at least this many output files' worth (its inputs' sizes, or
+ * uncompressed sizes when larger) may run in two parts at once; a smaller one is done before a
+ * second part would pay off. 4 × maxFileSize: 8 MiB by default.
+ */
+const SUBCOMPACTION_MIN_FILES = 4;
 
 /** What background work needs of the database. */
 export interface BackgroundHost {
@@ -272,7 +284,10 @@ export class BackgroundWork {
 
   /** Blocks until the running compaction, if any, is installed (for synchronous writers at the L0 stop). */
   waitCompactionSync(): void {
-    if (this.#compacting) this.#compactRunner.waitSync();
+    if (!this.#compacting) return;
+    this.#compactRunner.waitSync();
+    // A merge's second part (#subcompactions) runs on the flush worker.
+    if (this.#compacting) this.#flushRunner.waitSync();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -403,74 +418,117 @@ export class BackgroundWork {
     for (const n of inputNumbers) this.#beingCompacted.add(n);
     const version: Version = host.versions.current.ref();
     const outputBytes = this.#outputEstimate(region, [...inputs[0], ...inputs[1]]);
-    const outputNumbers = Array.from({ length: outputBound(outputBytes, host.options.maxFileSize, grandparents.length) }, () =>
-      host.versions.newFileNumber(),
-    );
-    for (const n of outputNumbers) this.pendingOutputs.add(n);
     const deeper: FileMetaData[][] = [];
     for (let l = level + 2; l < NUM_LEVELS; l++) deeper.push([...version.files(region, l)]);
+    const parts = this.#subcompactions(choice, outputBytes);
+    const outputNumbers: number[][] = parts.map(() =>
+      Array.from({ length: outputBound(outputBytes / parts.length, host.options.maxFileSize, grandparents.length) }, () => host.versions.newFileNumber()),
+    );
+    for (const numbers of outputNumbers) for (const n of numbers) this.pendingOutputs.add(n);
     this.#compacting = true;
     // As LevelDB's "Compacting" line: with the "compacted"/"failed" line that ends it, the LOG
     // shows which merge a crash interrupted.
-    host.info.log(`compacting region ${region}: ${inputs[0].length}@${level} + ${inputs[1].length}@${level + 1} files (${choice.reason})`);
-    const options = host.options;
-    this.#compactRunner.submit(
-      {
-        kind: 'compact',
-        shape: this.#shape,
-        task: {
-          dir: host.regions[region]!.dir,
-          outputLevel: level + 1,
-          upper: inputs[0],
-          upperIsLevel0: level === 0,
-          lower: inputs[1],
-          grandparents,
-          deeper,
-          snapshots: host.snapshots.sequences(),
-          outputNumbers,
-          maxFileSize: options.maxFileSize,
-          blockSize: options.blockSize,
-          blockRestartInterval: options.blockRestartInterval,
-          compression: options.compression,
-          filterScope: options.filterScope,
-          verifyChecksums: options.verifyChecksums,
-        },
-      },
-      (err, result) => {
-        version.unref();
-        this.#compacting = false;
-        const abandoned = err === undefined && result?.kind === 'abandoned';
-        try {
-          if (err !== undefined) {
-            host.latch(err);
-            host.info.log(`compaction of region ${region} level ${level} failed: ${(err as Error).message}`);
-          } else if (abandoned) {
-            // Its outputs are removed already; its inputs stay live.
-            host.info.log(`compaction of region ${region} level ${level} abandoned: the database is closing`);
-          } else if (this.#errorLatched()) {
-            host.info.log(`compaction of region ${region} level ${level} discarded: a background error is latched`);
-            if (result?.kind === 'compact') this.#removeUnnamed(host.regions[region]!.dir, result.outcome.outputs.map((f) => f.number));
-          } else this.#installMerge(choice, result!);
-        } finally {
-          for (const n of inputNumbers) this.#beingCompacted.delete(n);
-          for (const n of outputNumbers) this.pendingOutputs.delete(n);
-        }
-        if (!abandoned) this.#deleteObsolete();
-        this.#notify();
-        then();
-      },
+    host.info.log(
+      `compacting region ${region}: ${inputs[0].length}@${level} + ${inputs[1].length}@${level + 1} files (${choice.reason})` +
+        (parts.length > 1 ? ` in ${parts.length} parts, split at user keys` : ''),
     );
+    const options = host.options;
+    const snapshots = host.snapshots.sequences();
+    const results: (JobResult | undefined)[] = parts.map(() => undefined);
+    let failure: unknown;
+    let left = parts.length;
+    const settle = (): void => {
+      version.unref();
+      this.#compacting = false;
+      const abandoned = failure === undefined && results.some((r) => r?.kind === 'abandoned');
+      // Outputs of the parts that finished, when the merge as a whole is not installed.
+      const written = (): number[] => results.flatMap((r) => (r?.kind === 'compact' ? r.outcome.outputs.map((f) => f.number) : []));
+      try {
+        if (failure !== undefined) {
+          host.latch(failure);
+          host.info.log(`compaction of region ${region} level ${level} failed: ${(failure as Error).message}`);
+          this.#removeUnnamed(host.regions[region]!.dir, written());
+        } else if (abandoned) {
+          // Its outputs are removed (a part's by the job itself); its inputs stay live.
+          host.info.log(`compaction of region ${region} level ${level} abandoned: the database is closing`);
+          this.#removeUnnamed(host.regions[region]!.dir, written());
+        } else if (this.#errorLatched()) {
+          host.info.log(`compaction of region ${region} level ${level} discarded: a background error is latched`);
+          this.#removeUnnamed(host.regions[region]!.dir, written());
+        } else this.#installMerge(choice, results as JobResult[]);
+      } finally {
+        for (const n of inputNumbers) this.#beingCompacted.delete(n);
+        for (const numbers of outputNumbers) for (const n of numbers) this.pendingOutputs.delete(n);
+      }
+      if (!abandoned) this.#deleteObsolete();
+      this.#notify();
+      then();
+    };
+    parts.forEach((part, i) => {
+      // The first part on the compaction worker; a second on the flush worker, which is idle
+      // while writers wait for level 0 to come down (see #subcompactions).
+      const runner = i === 0 ? this.#compactRunner : this.#flushRunner;
+      runner.submit(
+        {
+          kind: 'compact',
+          shape: this.#shape,
+          task: {
+            dir: host.regions[region]!.dir,
+            outputLevel: level + 1,
+            upper: inputs[0],
+            upperIsLevel0: level === 0,
+            lower: inputs[1],
+            grandparents,
+            deeper,
+            snapshots,
+            outputNumbers: outputNumbers[i]!,
+            maxFileSize: options.maxFileSize,
+            blockSize: options.blockSize,
+            blockRestartInterval: options.blockRestartInterval,
+            compression: options.compression,
+            filterScope: options.filterScope,
+            verifyChecksums: options.verifyChecksums,
+            ...(part.begin !== undefined ? { begin: part.begin } : {}),
+            ...(part.end !== undefined ? { end: part.end } : {}),
+          },
+        },
+        (err, result) => {
+          if (err !== undefined) failure ??= err;
+          else results[i] = result;
+          if (--left === 0) settle();
+        },
+      );
+    });
   }
 
-  #installMerge(choice: Extract<CompactionChoice, { kind: 'merge' }>, result: JobResult): void {
-    if (result.kind !== 'compact') return;
+  /**
+   * How a merge is cut into parts that run at once (RocksDB's subcompactions): a level-0 merge of
+   * at least SUBCOMPACTION_MIN_FILES output files' worth, started while level 0 is at the slowdown trigger — writers are
+   * slowed or stopped, so the flush worker is idle and the second core would be — is split in two
+   * at the smallest user key of the middle output-level input. Each part merges every input, but
+   * only its own key range. Otherwise one part, unbounded.
+   */
+  #subcompactions(choice: Extract<CompactionChoice, { kind: 'merge' }>, outputBytes: number): { begin?: Uint8Array; end?: Uint8Array }[] {
+    const lower = choice.inputs[1];
+    const l0 = this.#host.versions.current.numFiles(choice.region, 0);
+    if (this.#inline || choice.level !== 0 || lower.length < 2 || outputBytes < SUBCOMPACTION_MIN_FILES * this.#host.options.maxFileSize || l0 < this.#host.options.l0SlowdownTrigger) {
+      return [{}];
+    }
+    const middle = lower[lower.length >>> 1]!.smallest;
+    const split = middle.slice(0, middle.length - INTERNAL_KEY_TRAILER_SIZE);
+    return [{ end: split }, { begin: split }];
+  }
+
+  #installMerge(choice: Extract<CompactionChoice, { kind: 'merge' }>, results: readonly JobResult[]): void {
     const host = this.#host;
     const { region, level, inputs } = choice;
-    const outcome = result.outcome;
+    const outcomes = results.flatMap((r) => (r.kind === 'compact' ? [r.outcome] : []));
+    if (outcomes.length !== results.length) return;
     const edit = new VersionEdit();
     for (const f of inputs[0]) edit.deleteFile(level, f.number, region);
     for (const f of inputs[1]) edit.deleteFile(level + 1, f.number, region);
-    for (const f of outcome.outputs) edit.addFile(level + 1, f, region);
+    // Parts cover ascending key ranges: their outputs, in part order, are sorted and disjoint.
+    for (const o of outcomes) for (const f of o.outputs) edit.addFile(level + 1, f, region);
     edit.setCompactPointer(level, choice.compactPointer, region);
     try {
       host.versions.logAndApply(edit);
@@ -478,13 +536,19 @@ export class BackgroundWork {
       host.latch(err);
       return;
     }
+    // Every part reads all the inputs' bytes (each its own key range of them): count them once.
+    const bytesRead = outcomes[0]!.bytesRead;
+    const bytesWritten = outcomes.reduce((sum, o) => sum + o.bytesWritten, 0);
+    const entriesIn = outcomes.reduce((sum, o) => sum + o.entriesIn, 0);
+    const entriesOut = outcomes.reduce((sum, o) => sum + o.entriesOut, 0);
+    const outputs = outcomes.reduce((sum, o) => sum + o.outputs.length, 0);
     const work = this.levelWork[region]![level + 1]!;
     work.compactions++;
-    work.bytesRead += outcome.bytesRead;
-    work.bytesWritten += outcome.bytesWritten;
+    work.bytesRead += bytesRead;
+    work.bytesWritten += bytesWritten;
     host.info.log(
-      `compacted region ${region}: ${inputs[0].length}@${level} + ${inputs[1].length}@${level + 1} files → ${outcome.outputs.length}@${level + 1} ` +
-        `(${outcome.bytesRead} → ${outcome.bytesWritten} bytes, ${outcome.entriesIn} → ${outcome.entriesOut} entries, ${choice.reason})`,
+      `compacted region ${region}: ${inputs[0].length}@${level} + ${inputs[1].length}@${level + 1} files → ${outputs}@${level + 1} ` +
+        `(${bytesRead} → ${bytesWritten} bytes, ${entriesIn} → ${entriesOut} entries, ${choice.reason})`,
     );
   }
 
