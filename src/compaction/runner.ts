@@ -24,6 +24,7 @@ import { receiveMessageOnPort, Worker, MessageChannel, type MessagePort } from '
 import type { FileSystem } from '../fs/file-system.js';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJob, type Job, type JobResult } from './jobs.js';
+import { MemTable } from '../memtable/memtable.js';
 import { deserializeError, type SerializedError } from './job-errors.js';
 import { newStopFlag, setStopFlag, type StopFlag } from './stop-flag.js';
 
@@ -275,7 +276,10 @@ export class WorkerRunner implements JobRunner {
   #post(id: number): void {
     const entry = this.#waiting.get(id);
     if (entry === undefined || entry.job === null) return;
-    this.#worker!.postMessage({ id, job: entry.job, stop: this.#stop } satisfies JobMessage);
+    const job = entry.job;
+    // A flush's memtable copy is moved to the worker, not cloned: it is the job's own.
+    const transfer = job.kind === 'flush' && !(job.entries instanceof MemTable) ? [job.entries.buffer] : [];
+    this.#worker!.postMessage({ id, job, stop: this.#stop } satisfies JobMessage, transfer);
     entry.job = null;
   }
 

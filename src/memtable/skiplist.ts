@@ -12,9 +12,8 @@
  * node's height (most nodes have one pointer), so a node costs 12 + 4·height bytes beyond its key
  * and value.
  *
- * The buffer is a SharedArrayBuffer: once the memtable is full, a flush on a worker thread reads
- * the same bytes (exportState shares, never copies), and a table builder takes the internal keys
- * and values straight from them.
+ * Once the memtable is full, a flush on a worker thread gets a copy of the buffer (one memcpy,
+ * transferred), and its table builder takes the internal keys and values straight from it.
  *
  * Insert-only: nothing is removed, so node indexes stay valid for the list's lifetime and bytes
  * returned by `keyOf`/`valueOf` are never overwritten (a grown buffer is a new one; old views
@@ -45,22 +44,26 @@ const NATIVE_COMPARE_FROM = 32;
 const INITIAL_BYTES = 64 * 1024;
 const TWO_POW_24 = 16777216;
 
-/** A skiplist's storage, structured-cloneable: a SharedArrayBuffer crosses to a worker shared, not copied. */
+/** A skiplist's storage, structured-cloneable (and its buffer transferable). */
 export interface SkipListState {
-  buffer: SharedArrayBuffer | ArrayBuffer;
+  buffer: ArrayBuffer;
   /** Words in use. */
   words: number;
   count: number;
   height: number;
 }
 
-function allocate(bytes: number): SharedArrayBuffer | ArrayBuffer {
-  // A SharedArrayBuffer when the platform has one (Node does), so a worker reads the same bytes.
-  return typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+/**
+ * A plain ArrayBuffer, not a SharedArrayBuffer: V8 counts an ArrayBuffer's bytes as external
+ * memory and collects a dead memtable's buffer promptly, while dead SharedArrayBuffers piled up
+ * (170 MB of them at the peak of a 1,000,000-key fill). A flush gets a copy, transferred.
+ */
+function allocate(bytes: number): ArrayBuffer {
+  return new ArrayBuffer(bytes);
 }
 
 export class SkipList {
-  #buffer: SharedArrayBuffer | ArrayBuffer;
+  #buffer: ArrayBuffer;
   #words: Int32Array;
   #bytes: Uint8Array;
   /** The same bytes as a Buffer, for memcmp of long keys. */
@@ -84,12 +87,12 @@ export class SkipList {
   }
 
   /**
-   * The list's storage, for another thread to read (a flush in a worker): the buffer itself when
-   * it is shared, else a copy of what is used. Only for a list no one inserts into anymore.
+   * The list's storage, for another thread to read (a flush in a worker): a copy of the bytes in
+   * use (one memcpy; the job transfers it, so it is not copied again). Only for a list no one
+   * inserts into anymore.
    */
   exportState(): SkipListState {
-    const buffer = this.#buffer instanceof ArrayBuffer ? this.#buffer.slice(0, this.#top * 4) : this.#buffer;
-    return { buffer, words: this.#top, count: this.#count, height: this.#height };
+    return { buffer: this.#buffer.slice(0, this.#top * 4), words: this.#top, count: this.#count, height: this.#height };
   }
 
   /** A read-only list over exported storage (inserting into it is not supported). */
