@@ -4,7 +4,8 @@
  *
  * - Scores: level 0 by file count (count / l0CompactionTrigger: its files overlap, so every read
  *   pays for each one), deeper levels by bytes (bytes / target, target = maxBytesForLevelBase ·
- *   levelMultiplier^(L−1)). The highest score ≥ 1 is compacted.
+ *   levelMultiplier^(L−1)). The highest score ≥ 1 is compacted; at l0SlowdownTrigger level-0
+ *   files, level 0 scores above every other level (writers are waiting for it).
  * - Inputs: at level L the first file past the level's compact pointer (levels take turns over
  *   their key range) and the files that continue its last user key (a LevelDB-made level may
  *   split one key's versions), or all level-0 files overlapping it (level-0 files overlap each
@@ -51,7 +52,8 @@ export type CompactionChoice =
 export type PickerOptions = Pick<
   ResolvedOptions,
   'l0CompactionTrigger' | 'maxBytesForLevelBase' | 'levelMultiplier' | 'maxFileSize'
->;
+> &
+  Partial<Pick<ResolvedOptions, 'l0SlowdownTrigger'>>;
 
 /** Target bytes of level `level` ≥ 1. */
 export function maxBytesForLevel(options: PickerOptions, level: number): number {
@@ -69,9 +71,16 @@ export const GRANDPARENT_OVERLAP_FACTOR = 10;
 export function levelScores(version: Version, region: number, options: PickerOptions): number[] {
   const scores = new Array<number>(NUM_LEVELS).fill(0);
   scores[0] = version.numFiles(region, 0) / options.l0CompactionTrigger;
+  let deeper = 0;
   for (let level = 1; level < NUM_LEVELS - 1; level++) {
     scores[level] = version.levelBytes(region, level) / maxBytesForLevel(options, level);
+    deeper = Math.max(deeper, scores[level]!);
   }
+  // Writers are slowed down (and soon stopped) until level 0 comes down: it goes first, ahead of
+  // a deeper level over its target (RocksDB favours level 0 the same way). The deeper level's
+  // turn comes once writers run freely again.
+  const slowdown = options.l0SlowdownTrigger;
+  if (slowdown !== undefined && version.numFiles(region, 0) >= slowdown && scores[0]! <= deeper) scores[0] = deeper + 1;
   return scores;
 }
 

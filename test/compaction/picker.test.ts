@@ -86,6 +86,20 @@ describe('pickCompaction', () => {
     expect(levelScores(v, 0, options).slice(0, 3)).toEqual([0.5, 0.5, 1.5]);
     expect(maxBytesForLevel(options, 3)).toBe(1000 * MB);
   });
+
+  it('at l0SlowdownTrigger level-0 files, level 0 goes ahead of a deeper level further over its target', () => {
+    // L1 at 4x its target (score 4) and 8 L0 files (score 2): LevelDB would merge L1 first while
+    // writers wait on level 0; at the slowdown trigger level 0 comes first.
+    const files: [number, number, string, string, number?][] = [[1, 100, 'a', 'z', 40 * MB], [2, 101, 'a', 'z']];
+    for (let i = 0; i < 8; i++) files.push([0, 10 + i, 'a', 'z']);
+    const v = version(files);
+    expect(pickCompaction(v, 0, [], options)).toMatchObject({ kind: 'merge', level: 1 });
+    const slowed = { ...options, l0SlowdownTrigger: 8 };
+    expect(levelScores(v, 0, slowed)[0]).toBeGreaterThan(levelScores(v, 0, slowed)[1]!);
+    expect(pickCompaction(v, 0, [], slowed)).toMatchObject({ kind: 'merge', level: 0 });
+    // Below the slowdown trigger the scores decide as before.
+    expect(pickCompaction(v, 0, [], { ...options, l0SlowdownTrigger: 9 })).toMatchObject({ kind: 'merge', level: 1 });
+  });
 });
 
 describe('pickRangeCompaction', () => {
