@@ -9,7 +9,8 @@
  *   memtable meanwhile waits (`whenFlushed`, or `waitFlushSync` for a synchronous writer).
  * - Compaction. After every install, `maybeCompact` asks the picker (compaction/picker.ts) for each
  *   region; a move is installed at once, a merge goes to the compaction runner — its own worker,
- *   so a flush never waits behind a long merge. Output file numbers are reserved in
+ *   so a flush waits behind a long merge only for the second part of a split one (below). Output
+ *   file numbers are reserved in
  *   `pendingOutputs` so that obsolete-file deletion never removes a table being written.
  * - Manual. `compactRange` pauses automatic compaction, flushes, then compacts each level of the
  *   range into the next, down to the deepest level holding data there. Manual compactions queue

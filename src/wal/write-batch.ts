@@ -54,9 +54,17 @@ export class WriteBatch {
     return this.#rep;
   }
 
-  /** Makes room for `bytes` more encoded bytes at once (a caller that knows a batch's size). */
+  /**
+   * Makes room for `bytes` more encoded bytes at once (a caller that knows a batch's size): the
+   * buffer grows to exactly that, not to the next doubling.
+   */
   reserve(bytes: number): this {
-    this.#reserve(bytes);
+    const need = this.#size + bytes;
+    if (need > this.#rep.length) {
+      const grown = new Uint8Array(need);
+      grown.set(this.#rep.subarray(0, this.#size));
+      this.#rep = grown;
+    }
     return this;
   }
 
