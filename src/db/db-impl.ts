@@ -55,6 +55,8 @@ const RESOLVED = Promise.resolve();
 /** Adds one put (`type` VALUE) or delete to `batch`; returns it. */
 /** Never notified: Atomics.wait on it is a blocking sleep. */
 const SLEEP_CELL = new Int32Array(new SharedArrayBuffer(4));
+/** Writers at l0SlowdownTrigger sleep 1 ms per this many bytes written (see #countSlowdown). */
+const SLOWDOWN_BYTES = 64 * 1024;
 
 function batchOfOne(batch: WriteBatch, type: ValueType, key: Uint8Array, value: Uint8Array): WriteBatch {
   if (type === ValueType.VALUE) batch.put(key, value);
@@ -406,14 +408,34 @@ export class DBImpl {
     this.#writeSyncNow(batch, sync);
   }
 
+  /** Bytes written at l0SlowdownTrigger since the last 1 ms slowdown (0 below the trigger). */
+  #slowdownBytes = 0;
+
   /**
-   * The synchronous twin of #waitForRoom's slowdown: from l0SlowdownTrigger level-0 files a sync
-   * write first sleeps 1 ms, blocking, once (LevelDB's MakeRoomForWrite does it for every write),
-   * so the core goes to the compaction that will take level 0 down instead of the writers running
-   * into l0StopTrigger and waiting out whole merges.
+   * Counts a committed write's bytes toward the next slowdown. LevelDB sleeps 1 ms per write
+   * group at l0SlowdownTrigger; writers here sleep 1 ms per SLOWDOWN_BYTES written there instead
+   * (an async group in #waitForRoom, a sync write in #slowdownSync): a sync write is a group of
+   * its own, and a 1 ms sleep per putSync would cap single puts at 1,000/s, while a batch of
+   * 1,000 db_bench entries sleeps about twice, as in LevelDB.
+   */
+  #countSlowdown(bytes: number): void {
+    if (this.#l0Files() >= this.options.l0SlowdownTrigger) this.#slowdownBytes += bytes;
+    else this.#slowdownBytes = 0;
+  }
+
+  /** True if level 0 is at the slowdown trigger and enough was written there for a sleep. */
+  #slowdownDue(): boolean {
+    return this.#slowdownBytes >= SLOWDOWN_BYTES && this.#l0Files() >= this.options.l0SlowdownTrigger;
+  }
+
+  /**
+   * The synchronous twin of #waitForRoom's slowdown: a blocking 1 ms sleep, so the core goes to
+   * the compaction that will take level 0 down instead of writers running into l0StopTrigger and
+   * waiting out whole merges.
    */
   #slowdownSync(): void {
-    if (this.#l0Files() < this.options.l0SlowdownTrigger || this.#bgError !== null) return;
+    if (!this.#slowdownDue() || this.#bgError !== null) return;
+    this.#slowdownBytes = 0;
     const since = performance.now();
     Atomics.wait(SLEEP_CELL, 0, 0, 1);
     this.stats.stalls.add('l0Slowdown', since);
@@ -447,6 +469,7 @@ export class DBImpl {
     }
     this.stats.writes++;
     this.stats.bytesWritten += rep.length;
+    this.#countSlowdown(rep.length);
     const region = this.regions.length === 1 ? this.regions[0]! : this.regions[this.router.regionOf(key)]!;
     region.mem.add(seq, type, key, value);
     versions.lastSequence = seq;
@@ -491,6 +514,7 @@ export class DBImpl {
     }
     this.stats.writes += count;
     this.stats.bytesWritten += rep.length;
+    this.#countSlowdown(rep.length);
     if (apply) this.#publish(batch);
   }
 
@@ -523,14 +547,14 @@ export class DBImpl {
 
   /** True if a write must wait before it commits: a flush blocks the switch, or level 0 is too deep. */
   #mustWait(): boolean {
-    return (this.#roomNeeded(false) && this.#bg.flushing) || this.#l0Files() >= this.options.l0SlowdownTrigger;
+    return (this.#roomNeeded(false) && this.#bg.flushing) || this.#l0Files() >= this.options.l0StopTrigger || this.#slowdownDue();
   }
 
   /**
    * Waits (without blocking the thread) until the next write can commit: a full memtable waits for
    * the running flush; at l0StopTrigger level-0 files writes wait until compaction takes level 0
-   * below it (starting a merge if none runs); from l0SlowdownTrigger each group is delayed 1 ms to
-   * let compaction catch up (as LevelDB does).
+   * below it (starting a merge if none runs); from l0SlowdownTrigger a group is delayed 1 ms per
+   * SLOWDOWN_BYTES written there, to let compaction catch up (#countSlowdown).
    */
   async #waitForRoom(): Promise<void> {
     const stalls = this.stats.stalls;
@@ -543,7 +567,8 @@ export class DBImpl {
       await this.#bg.whenProgress();
       since = stalls.add('l0Stop', since);
     }
-    if (this.#l0Files() >= this.options.l0SlowdownTrigger && this.#bgError === null) {
+    if (this.#slowdownDue() && this.#bgError === null) {
+      this.#slowdownBytes = 0;
       await new Promise((resolve) => setTimeout(resolve, 1));
       stalls.add('l0Slowdown', since);
     }

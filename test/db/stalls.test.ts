@@ -44,7 +44,7 @@ it('writers that wait for flushes and compactions are counted, with the microsec
   await db.close();
 });
 
-it('a synchronous writer at l0SlowdownTrigger sleeps 1 ms per write, counted as an L0 slowdown', async () => {
+it('synchronous writers at l0SlowdownTrigger sleep 1 ms per 64 KiB written, counted as an L0 slowdown', async () => {
   // In memory, jobs run on this thread, deferred to the event loop — except a flush a sync writer
   // waits for. Writing synchronously, level 0 grows by a table per memtable and the merge it
   // triggers never gets to run: level 0 stays at its slowdown trigger while the writes go on.
@@ -58,13 +58,25 @@ it('a synchronous writer at l0SlowdownTrigger sleeps 1 ms per write, counted as 
   });
   const value = Buffer.alloc(500, 2);
   for (let i = 0; Number(db.getProperty('sievekv.num-files-at-level0')) < 2; i++) db.putSync(`fill${i}`, value);
-  const before = JSON.parse(db.getProperty('sievekv.stats')!);
-  for (let n = 0; n < 5; n++) db.putSync(`slow${n}`, 'v');
-  db.batchSync([{ type: 'put', key: 'slowbatch', value: 'v' }]);
-  const after = JSON.parse(db.getProperty('sievekv.stats')!);
+  const stats = (): { stallsL0Slowdown: number; stallMicrosL0Slowdown: number } => JSON.parse(db.getProperty('sievekv.stats')!);
+  // Small writes: 200 puts of a few bytes stay far below 64 KiB, so at most one sleep (the bytes
+  // the fill loop wrote at the trigger count too) — not one per put.
+  const before = stats();
+  for (let n = 0; n < 200; n++) db.putSync(`small${n}`, 'v');
+  expect(stats().stallsL0Slowdown - before.stallsL0Slowdown).toBeLessThanOrEqual(1);
+  // Large writes: each over 64 KiB, each worth one sleep.
+  const big = Buffer.alloc(70 * 1024, 3);
+  const mid = stats();
+  // A write's bytes count toward the next write's sleep: 6 large writes, then a small one, sleep
+  // before each of the last 6.
+  for (let n = 0; n < 5; n++) db.putSync(`big${n}`, big);
+  db.batchSync([{ type: 'put', key: 'bigbatch', value: big }]);
+  db.putSync('last', 'v');
+  const after = stats();
   expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBeGreaterThanOrEqual(2);
-  expect(after.stallsL0Slowdown - before.stallsL0Slowdown).toBe(6);
-  expect(after.stallMicrosL0Slowdown - before.stallMicrosL0Slowdown).toBeGreaterThanOrEqual(6 * 900);
-  expect(db.getSync('slow4')?.toString()).toBe('v');
+  expect(after.stallsL0Slowdown - mid.stallsL0Slowdown).toBe(6);
+  expect(after.stallMicrosL0Slowdown - mid.stallMicrosL0Slowdown).toBeGreaterThanOrEqual(6 * 900);
+  expect(db.getSync('small199')?.toString()).toBe('v');
+  expect(db.getSync('big4')?.length).toBe(big.length);
   await db.close();
 });
