@@ -205,32 +205,42 @@ export class BatchEntries {
   fields = new Int32Array(FIELDS * 64);
 
   /**
-   * Decodes `rep` (checked whole first, as forEachBatchEntry: CORRUPTION before anything is
-   * recorded). Returns the number of entries.
+   * Decodes `rep`, checking it as it goes with checkBatch's rules and messages; CORRUPTION before
+   * the caller applies anything (the entries are only recorded here). One pass: a batch is
+   * decoded on every write. Returns the number of entries.
    */
   decode(rep: Uint8Array, file?: string, offset = 0): number {
-    const count = checkBatch(rep, file, offset);
-    if (this.fields.length < count * FIELDS) this.fields = new Int32Array(Math.max(count, 64) * FIELDS * 2);
-    const fields = this.fields;
+    if (rep.length < BATCH_HEADER_SIZE) throw corruption('write batch too small', { file, offset });
+    const declared = getFixed32(rep, 8);
     reader.reset(rep, BATCH_HEADER_SIZE, rep.length, file, offset);
-    for (let i = 0, f = 0; i < count; i++, f += FIELDS) {
+    let fields = this.fields;
+    let found = 0;
+    for (let f = 0; reader.remaining > 0; found++, f += FIELDS) {
       const type = reader.byte();
+      if (type !== ValueType.VALUE && type !== ValueType.DELETION) reader.fail(`unknown write batch tag ${type}`, reader.pos - 1);
       const keyLen = reader.varint32();
+      if (keyLen > reader.remaining) reader.fail('write batch key runs past the record');
+      // Grown by what is present, never by the header's count: an entry takes 2 bytes or more.
+      if (f + FIELDS > fields.length) {
+        const grown = new Int32Array(fields.length * 2);
+        grown.set(fields);
+        fields = this.fields = grown;
+      }
       fields[f] = type;
       fields[f + 1] = reader.pos;
       fields[f + 2] = keyLen;
       reader.pos += keyLen;
+      let valueLen = 0;
       if (type === ValueType.VALUE) {
-        const valueLen = reader.varint32();
-        fields[f + 3] = reader.pos;
-        fields[f + 4] = valueLen;
-        reader.pos += valueLen;
-      } else {
-        fields[f + 3] = reader.pos;
-        fields[f + 4] = 0;
+        valueLen = reader.varint32();
+        if (valueLen > reader.remaining) reader.fail('write batch value runs past the record');
       }
+      fields[f + 3] = reader.pos;
+      fields[f + 4] = valueLen;
+      reader.pos += valueLen;
     }
-    this.count = count;
-    return count;
+    if (found !== declared) throw corruption(`write batch has ${found} entries, header says ${declared}`, { file, offset });
+    this.count = found;
+    return found;
   }
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSieveError } from '../../src/errors.js';
 import { ValueType } from '../../src/format/internal-key.js';
-import { checkBatch, forEachBatchEntry, WriteBatch } from '../../src/wal/write-batch.js';
+import { BatchEntries, checkBatch, forEachBatchEntry, WriteBatch } from '../../src/wal/write-batch.js';
 
 type Op = { type: 'put'; key: Uint8Array; value: Uint8Array } | { type: 'del'; key: Uint8Array };
 
@@ -84,5 +84,48 @@ describe('WriteBatch', () => {
     const badTag = rep.slice();
     badTag[12] = 7;
     expect(() => checkBatch(badTag)).toThrow(/tag 7/);
+  });
+});
+
+describe('BatchEntries.decode', () => {
+  it('accepts and refuses exactly what checkBatch does, with the same message, and finds every entry', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.boolean(), fc.uint8Array({ maxLength: 6 }), fc.uint8Array({ maxLength: 6 })), { maxLength: 12 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat(255)), { maxLength: 3 }),
+        fc.nat(8),
+        (ops, flips, cut) => {
+          const batch = new WriteBatch();
+          for (const [put, k, v] of ops) {
+            if (put) batch.put(k, v);
+            else batch.del(k);
+          }
+          const rep = batch.contents().slice(0, Math.max(0, batch.byteLength - (cut < 6 ? 0 : cut)));
+          for (const [at, byte] of flips) if (rep.length > 0) rep[at % rep.length] = byte;
+          const expected = (() => {
+            try {
+              return { count: checkBatch(rep) };
+            } catch (err) {
+              return { error: (err as Error).message };
+            }
+          })();
+          const entries = new BatchEntries();
+          let got: { count: number } | { error: string };
+          try {
+            got = { count: entries.decode(rep) };
+          } catch (err) {
+            got = { error: (err as Error).message };
+          }
+          expect(got).toEqual(expected);
+          if ('count' in got) {
+            const seen: [number, number, number][] = [];
+            forEachBatchEntry(rep, (type, key, value) => seen.push([type, key.length, value.length]));
+            const f = entries.fields;
+            expect(Array.from({ length: entries.count }, (_, i) => [f[i * 5]!, f[i * 5 + 2]!, f[i * 5 + 4]!])).toEqual(seen);
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
