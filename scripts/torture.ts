@@ -25,7 +25,7 @@ import { DB } from '../src/db.js';
 import { DezhouRegionRouter } from '../src/shard/dezhou-router.js';
 import { auditRecovered } from '../test/support/crash-batches.js';
 import { rng } from '../test/support/seed.js';
-import { startCrashChild, type CrashChild } from '../test/support/crash-child.js';
+import { goThenKill, startCrashChild, type CrashChild } from '../test/support/crash-child.js';
 
 /** Children started ahead of their run: a tsx start-up costs far more than a run. */
 const PREFETCH = 3;
@@ -56,7 +56,6 @@ async function readAll(db: DB): Promise<Map<string, string>> {
   return entries;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const totals = { kills: 0, acked: 0, killedBeforeAck: 0, lost: 0, halfApplied: 0, other: 0, failedReopens: 0, childFailures: 0, directories: 0 };
 const started = Date.now();
@@ -102,13 +101,7 @@ async function campaign(dir: string, kills: number, next: () => number, seed: nu
   for (let run = 0; run < kills; run++) {
     if (Date.now() >= DEADLINE) break;
     const child = ready.shift()!;
-    child.proc.stdin!.write('go\n');
-    // Kill after a delay counted from the go (sometimes during recovery) or from the open.
-    const fromOpen = next() < 0.7;
-    if (fromOpen) await child.opened;
-    await sleep(2 + Math.floor(next() * 100));
-    child.proc.kill('SIGKILL');
-    const code = await child.exited;
+    const { code } = await goThenKill(child, next);
     children.delete(child);
     totals.kills++;
     acked.push([...child.acked]);

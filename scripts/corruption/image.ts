@@ -77,27 +77,15 @@ export interface ImageVariant {
   options: Omit<OpenOptions, 'fs'>;
 }
 
+/** Tiny memtables, files and level targets: a few hundred writes fill several levels. */
+const SMALL = { writeBufferSize: 4096, maxFileSize: 2048, maxBytesForLevelBase: 8192, levelMultiplier: 2, l0CompactionTrigger: 2 } as const;
+
 export const VARIANTS: readonly ImageVariant[] = [
-  {
-    name: 'plain',
-    options: {
-      writeBufferSize: 4096,
-      maxFileSize: 2048,
-      maxBytesForLevelBase: 8192,
-      levelMultiplier: 2,
-      l0CompactionTrigger: 2,
-      blockSize: 256,
-      compression: 'none',
-    },
-  },
+  { name: 'plain', options: { ...SMALL, blockSize: 256, compression: 'none' } },
   {
     name: 'sharded',
     options: {
-      writeBufferSize: 4096,
-      maxFileSize: 2048,
-      maxBytesForLevelBase: 8192,
-      levelMultiplier: 2,
-      l0CompactionTrigger: 2,
+      ...SMALL,
       blockSize: 512,
       compression: 'lz4',
       filterScope: 'table',

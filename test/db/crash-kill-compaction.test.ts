@@ -14,7 +14,6 @@
  * The next child continues on the same directory, so recoveries meet the leftovers of interrupted
  * merges. The parent opens with compaction off, so the LOG it leaves has no merges of its own.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +24,7 @@ import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { tableFileName } from '../../src/version/filenames.js';
 import { VersionSet } from '../../src/version/version-set.js';
 import { checkRecovered } from '../support/crash-batches.js';
+import { startWriterChild, type CrashChild } from '../support/crash-child.js';
 import { rng, testSeed } from '../support/seed.js';
 
 const WRITER = fileURLToPath(new URL('../support/crash-compaction-writer.ts', import.meta.url));
@@ -35,46 +35,19 @@ const MERGE_WAIT_MS = 4000;
 /** The parent only reads: no compaction, so its LOG lines never mix with the child's. */
 const PARENT_OPTIONS = { l0CompactionTrigger: 1000, l0SlowdownTrigger: 1000, l0StopTrigger: 1000, maxBytesForLevelBase: 2 ** 40 } as const;
 
-interface Child {
-  proc: ChildProcess;
-  acked: number[];
-  opened: Promise<void>;
+interface Child extends CrashChild {
   /** Resolves when the child reports its first finished merge (or exits). */
   merged: Promise<void>;
-  exited: Promise<number | null>;
-  stderr: string[];
 }
 
 function startChild(dir: string, run: number, seed: number): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', WRITER, dir, String(run), String(seed)], { stdio: ['pipe', 'pipe', 'pipe'] });
-  const acked: number[] = [];
-  const stderr: string[] = [];
-  let openedResolve!: () => void;
-  const opened = new Promise<void>((r) => (openedResolve = r));
   let mergedResolve!: () => void;
   const merged = new Promise<void>((r) => (mergedResolve = r));
-  let partial = '';
-  proc.stdout!.setEncoding('utf8');
-  proc.stdout!.on('data', (chunk: string) => {
-    const lines = (partial + chunk).split('\n');
-    partial = lines.pop()!;
-    for (const line of lines) {
-      if (line === 'open') openedResolve();
-      else if (line.startsWith('ack ')) acked.push(Number(line.slice(4)));
-      else if (line.startsWith('merged ')) mergedResolve();
-    }
+  const child = startWriterChild(WRITER, [dir, String(run), String(seed)], (line) => {
+    if (line.startsWith('merged ')) mergedResolve();
   });
-  proc.stderr!.setEncoding('utf8');
-  proc.stderr!.on('data', (chunk: string) => stderr.push(chunk));
-  proc.stdin!.on('error', () => {});
-  // 'close', not 'exit': the process may be gone while its last acks still wait in the stdout
-  // pipe, and a missed ack would let a lost batch pass unnoticed. 'close' comes after stdout's end.
-  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
-  void exited.then(() => {
-    openedResolve();
-    mergedResolve();
-  });
-  return { proc, acked, opened, merged, exited, stderr };
+  void child.exited.then(() => mergedResolve());
+  return { ...child, merged };
 }
 
 /** What the child's LOG says about merges. */

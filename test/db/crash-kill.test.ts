@@ -16,7 +16,7 @@ import { DB } from '../../src/db.js';
 import { DezhouRegionRouter } from '../../src/shard/dezhou-router.js';
 import { batchOps, checkRecovered, runStart } from '../support/crash-batches.js';
 import { rng, testSeed } from '../support/seed.js';
-import { startCrashChild, type CrashChild } from '../support/crash-child.js';
+import { goThenKill, startCrashChild, type CrashChild } from '../support/crash-child.js';
 
 const KILLS = 50;
 /** Kills of the sharded campaign (its checks are the same; its children open four regions). */
@@ -31,7 +31,6 @@ async function readAll(db: DB): Promise<Map<string, string>> {
   return entries;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
  * One campaign: `kills` SIGKILLs of writing children on one directory, checking after each. With
@@ -56,13 +55,7 @@ async function killCampaign(kills: number, sharded: boolean): Promise<void> {
     });
     for (let run = 0; run < kills; run++) {
       const child = ready.shift()!;
-      // Go; kill after a delay counted from the go (sometimes during recovery) or from the open.
-      child.proc.stdin!.write('go\n');
-      const fromOpen = next() < 0.7;
-      if (fromOpen) await child.opened;
-      await sleep(2 + Math.floor(next() * 100));
-      child.proc.kill('SIGKILL');
-      const code = await child.exited;
+      const { code, fromOpen } = await goThenKill(child, next);
       // Killed by our signal (exit code null), not failed by itself (exit code 1, reason on stderr).
       expect(code, `run ${run}: the child exited by itself: ${child.stderr.join('')}`).toBe(null);
       acked.push([...child.acked]);

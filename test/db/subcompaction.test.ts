@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { verifyDB } from '../../src/tools/verify.js';
+import { rng, testSeed } from '../support/seed.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sievekv-subcompaction-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -26,13 +27,8 @@ it('level-0 merges under write pressure run in two parts and lose or duplicate n
   };
   let db = await DB.open(dir, options);
   const expected = new Map<string, string>();
-  let seed = 7;
-  const next = (): number => {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    return seed >>> 0;
-  };
+  const random = rng(testSeed());
+  const next = (): number => Math.floor(random() * 2 ** 32);
   for (let round = 0; round < 150; round++) {
     const ops: { type: 'put' | 'del'; key: string; value?: string }[] = [];
     for (let i = 0; i < 60; i++) {

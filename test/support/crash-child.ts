@@ -20,9 +20,15 @@ export interface CrashChild {
 }
 
 export function startCrashChild(dir: string, run: number, seed: number, sharded: boolean): CrashChild {
-  const proc = spawn(process.execPath, ['--import', 'tsx', WRITER, dir, String(run), String(seed), ...(sharded ? ['dezhou'] : [])], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  return startWriterChild(WRITER, [dir, String(run), String(seed), ...(sharded ? ['dezhou'] : [])]);
+}
+
+/**
+ * Starts `writer` (a TypeScript file speaking the same protocol: `open`, `ack <batch>`, `go` on
+ * stdin) with `args`; `onLine` sees every other line it prints.
+ */
+export function startWriterChild(writer: string, args: readonly string[], onLine?: (line: string) => void): CrashChild {
+  const proc = spawn(process.execPath, ['--import', 'tsx', writer, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   const acked: number[] = [];
   const stderr: string[] = [];
   let openedResolve!: () => void;
@@ -35,6 +41,7 @@ export function startCrashChild(dir: string, run: number, seed: number, sharded:
     for (const line of lines) {
       if (line === 'open') openedResolve();
       else if (line.startsWith('ack ')) acked.push(Number(line.slice(4)));
+      else onLine?.(line);
     }
   });
   proc.stderr!.setEncoding('utf8');
@@ -45,4 +52,18 @@ export function startCrashChild(dir: string, run: number, seed: number, sharded:
   const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
   void exited.then(() => openedResolve());
   return { proc, acked, opened, exited, stderr };
+}
+
+/**
+ * Sends `go`, then SIGKILLs the child after 2–101 ms counted from the go (sometimes during its
+ * recovery) or, 70% of the time, from its open. Resolves with its exit code (null: our signal
+ * killed it) and whether the delay counted from the open.
+ */
+export async function goThenKill(child: CrashChild, next: () => number): Promise<{ code: number | null; fromOpen: boolean }> {
+  child.proc.stdin!.write('go\n');
+  const fromOpen = next() < 0.7;
+  if (fromOpen) await child.opened;
+  await new Promise((resolve) => setTimeout(resolve, 2 + Math.floor(next() * 100)));
+  child.proc.kill('SIGKILL');
+  return { code: await child.exited, fromOpen };
 }
