@@ -6,8 +6,10 @@
  *
  * Contract: `submit` starts a job and calls `done` exactly once, on the database's thread, with
  * the result or the error — never synchronously inside `submit`. `waitSync` blocks until every
- * submitted job's `done` has been called: for a synchronous caller (a sync-twin write) that must
- * not go on until a flush has finished. Jobs of one runner run one at a time, in order.
+ * submitted job's `done` has been called, or until its `until` holds (asked after each `done`): for
+ * a synchronous caller (a sync-twin write) that must not go on until a flush has finished. A `done`
+ * may submit the next job (a merge installed starts the next one): without `until`, the wait goes
+ * on through it. Jobs of one runner run one at a time, in order.
  *
  * `close` abandons what is left (stop-flag.ts): it sets the runner's stop flag, so the job running
  * stops at its next check and every job not yet started stops before it begins, each answering
@@ -32,7 +34,8 @@ export type JobCallback = (err: unknown, result?: JobResult) => void;
 
 export interface JobRunner {
   submit(job: Job, done: JobCallback): void;
-  waitSync(): void;
+  /** Blocks until no job is pending, or until `until()` is true (asked first and after each answer). */
+  waitSync(until?: () => boolean): void;
   /** Jobs submitted and not yet done. */
   readonly pending: number;
   /** Abandons every job not yet done (each still gets its `done`), then stops; see the file header. */
@@ -81,8 +84,8 @@ export class InlineRunner implements JobRunner {
     next.done(undefined, result);
   }
 
-  waitSync(): void {
-    while (this.#queue.length > 0) this.#runOne();
+  waitSync(until?: () => boolean): void {
+    while (this.#queue.length > 0 && until?.() !== true) this.#runOne();
   }
 
   /** Jobs queued behind the one running (which, on this thread, has finished) stop before they begin. */
@@ -352,16 +355,17 @@ export class WorkerRunner implements JobRunner {
    * deadline is given up (its jobs run inline), and a job that gives no answer for
    * WAIT_SYNC_LIMIT_MS fails.
    */
-  waitSync(): void {
+  waitSync(until?: () => boolean): void {
     const deadline = Date.now() + WAIT_SYNC_LIMIT_MS;
     while (this.#waiting.size > 0) {
+      if (until?.() === true) return;
       const m = this.#port === null ? undefined : receiveMessageOnPort(this.#port);
       if (m !== undefined) this.#receive(m.message as WorkerMessage);
       else if (this.#worker !== null && !this.#ready && Date.now() >= this.#startDeadline) this.#checkStarted();
       else if (this.#worker === null || Date.now() > deadline) this.#failAll(new Error(`the ${this.#name} worker did not answer`));
       else Atomics.wait(sleepCell, 0, 0, 1);
     }
-    this.#inline?.waitSync();
+    this.#inline?.waitSync(until);
   }
 
   async close(): Promise<void> {

@@ -98,6 +98,8 @@ export class BackgroundWork {
   readonly #beingCompacted = new Set<number>();
   #flushing = false;
   #compacting = false;
+  /** Merges settled (installed, failed, abandoned or discarded) since open: waitCompactionSync's clock. */
+  #mergesSettled = 0;
   /** Manual compactions running or queued: automatic compaction waits while any is. */
   #manualCount = 0;
   /** The end of the manual-compaction chain: the next compactRange starts once it settles. */
@@ -278,17 +280,25 @@ export class BackgroundWork {
     while (this.#flushing) await this.whenProgress();
   }
 
-  /** Blocks until no flush is running (for synchronous writers). */
+  /**
+   * Blocks until no flush is running (for synchronous writers): until the running one settles, not
+   * through the merge its install may start (a part of which may run on the flush worker).
+   */
   waitFlushSync(): void {
-    if (this.#flushing) this.#flushRunner.waitSync();
+    if (this.#flushing) this.#flushRunner.waitSync(() => !this.#flushing);
   }
 
-  /** Blocks until the running compaction, if any, is installed (for synchronous writers at the L0 stop). */
+  /**
+   * Blocks until the running merge, if any, settles (for synchronous writers at the L0 stop) — that
+   * merge only, not the next one its install starts: the writer looks at level 0 again in between.
+   */
   waitCompactionSync(): void {
     if (!this.#compacting) return;
-    this.#compactRunner.waitSync();
+    const settled = this.#mergesSettled;
+    const over = (): boolean => this.#mergesSettled !== settled;
+    this.#compactRunner.waitSync(over);
     // A merge's second part (#subcompactions) runs on the flush worker.
-    if (this.#compacting) this.#flushRunner.waitSync();
+    if (!over()) this.#flushRunner.waitSync(over);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -441,6 +451,7 @@ export class BackgroundWork {
     const settle = (): void => {
       version.unref();
       this.#compacting = false;
+      this.#mergesSettled++;
       const abandoned = failure === undefined && results.some((r) => r?.kind === 'abandoned');
       // Outputs of the parts that finished, when the merge as a whole is not installed.
       const written = (): number[] => results.flatMap((r) => (r?.kind === 'compact' ? r.outcome.outputs.map((f) => f.number) : []));

@@ -88,4 +88,30 @@ describe('background runners', () => {
     expect(seen).toEqual([4, 5, 6]);
     expect(countEntries(fs, '/d', 6, fs.size('/d/000006.ldb'))).toBe(10);
   });
+
+  // A sync writer at the level-0 stop waits for the running merge; the merge's install starts the
+  // next one on the same runner. Without `until` the wait went on through that one too (and the
+  // next): the writer sat out a chain of merges with level 0 long below the stop.
+  for (const kind of ['worker', 'inline'] as const) {
+    it(`waitSync(until) returns once until() holds, though a job submitted by a done is still pending (${kind})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+      dirs.push(dir);
+      const fs = new NodeFileSystem();
+      const runner: JobRunner = kind === 'worker' ? new WorkerRunner() : new InlineRunner(fs);
+      const seen: number[] = [];
+      const flush = (number: number, then?: () => void): void =>
+        runner.submit({ kind: 'flush', dir, number, entries: kind === 'worker' ? memtable(300).exportState() : memtable(300), shape }, (err, r) => {
+          expect(err).toBeUndefined();
+          if (r?.kind === 'flush') seen.push(r.file.number);
+          then?.();
+        });
+      flush(1, () => flush(2, () => flush(3)));
+      runner.waitSync(() => seen.includes(1));
+      expect(seen).toEqual([1]);
+      expect(runner.pending).toBe(1); // table 2's job, submitted by table 1's done
+      runner.waitSync();
+      expect(seen).toEqual([1, 2, 3]); // without until: through every job, those submitted meanwhile too
+      await runner.close();
+    });
+  }
 });
