@@ -17,6 +17,9 @@
  * internal iterator's buffers going forward, into this iterator's reused buffers in reverse).
  * `keyBuffer()`/`valueBuffer()` return owned copies.
  *
+ * Keys only: made with `keysOnly`, the iterator never reads a value (not even to save it in
+ * reverse) and `value()` is empty: a key scan (`db.clear`, Level's `keys()`) costs no copies.
+ *
  * Errors: CORRUPTION for a malformed internal key (bad length, type or sequence); any error from
  * the internal iterator propagates. After an error the iterator is invalid until the next seek.
  * After `close()` every method but `valid()`/`close()` throws CLOSED.
@@ -52,6 +55,7 @@ function userLength(k: Uint8Array): number {
 }
 
 const UNBOUNDED: UserKeyBounds = { lower: null, lowerInclusive: true, upper: null, upperInclusive: true };
+const NO_VALUE = new Uint8Array(0);
 
 export class DBIterator {
   readonly #iter: InternalIterator;
@@ -60,6 +64,7 @@ export class DBIterator {
   readonly #lowerInclusive: boolean;
   readonly #upper: Uint8Array | null;
   readonly #upperInclusive: boolean;
+  readonly #keysOnly: boolean;
   #forward = true;
   #valid = false;
   #closed = false;
@@ -80,8 +85,9 @@ export class DBIterator {
    * @param sequence the snapshot: entries with a larger sequence are invisible. An integer in
    *   [0, MAX_SEQUENCE].
    * @param bounds user-key bounds (copied by the caller if it may mutate them); none by default.
+   * @param keysOnly never read values: `value()` is empty.
    */
-  constructor(iter: InternalIterator, sequence: number, bounds: UserKeyBounds = UNBOUNDED) {
+  constructor(iter: InternalIterator, sequence: number, bounds: UserKeyBounds = UNBOUNDED, keysOnly = false) {
     if (!Number.isSafeInteger(sequence) || sequence < 0) {
       throw invalidArgument(`snapshot sequence must be an integer in [0, 2^53 - 1], got ${sequence}`);
     }
@@ -91,6 +97,7 @@ export class DBIterator {
     this.#lowerInclusive = bounds.lowerInclusive;
     this.#upper = bounds.upper;
     this.#upperInclusive = bounds.upperInclusive;
+    this.#keysOnly = keysOnly;
   }
 
   valid(): boolean {
@@ -107,9 +114,10 @@ export class DBIterator {
     return this.#savedKey.subarray(0, this.#savedKeyLen);
   }
 
-  /** The current value, borrowed until the iterator moves. Requires `valid()`. */
+  /** The current value (empty for a keys-only iterator), borrowed until the iterator moves. Requires `valid()`. */
   value(): Uint8Array {
     this.#requireValid();
+    if (this.#keysOnly) return NO_VALUE;
     return this.#forward ? this.#iter.value() : this.#savedValue.subarray(0, this.#savedValueLen);
   }
 
@@ -334,7 +342,7 @@ export class DBIterator {
         } else {
           holding = true;
           this.#saveKey(k, userLen);
-          this.#saveValue(iter.value());
+          if (!this.#keysOnly) this.#saveValue(iter.value());
         }
       }
       iter.prev();

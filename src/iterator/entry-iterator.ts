@@ -7,15 +7,17 @@
  *   for (const [k, v] of db.iterator({ reverse: true, limit: 10 })) { … }   // synchronous
  *
  * Lifetime: the iterator pins what it reads (memtables, a version: files are not deleted under
- * it). The pins go — the `release` callback runs, exactly once — when the entries run out, the
- * limit is reached, an error is thrown, a loop exits early (`return()`), or `close()` is called.
- * After that `next()` reports done and `seek()` throws CLOSED. Close iterators you abandon
- * mid-way (a `for` loop's `break` does it for you; `await using` too, via Symbol.asyncDispose).
- * Closing the database ends every iterator still open (`end()`): after that every call but
- * `close()` is CLOSED, since the files it read are closed and another process may be writing.
+ * it) until it is closed — the `release` callback runs, exactly once — by `close()`, an error, or
+ * the end of a `for await` / `for…of` loop over it (a loop that runs out, breaks or throws closes
+ * it, as Level's iterators do). Stepped by hand (`next()`, `nextSync()`), an iterator that reached
+ * its end or its limit stays open: `next()` reports done, and `seek()` may place it again (Level's
+ * "ended, not closed"); close it when done. Closing the database ends every iterator still open
+ * (`end()`): after that every call but `close()` is CLOSED, since the files it read are closed
+ * and another process may be writing.
  *
  * `seek(target)` repositions: the next entry is the first ≥ target (≤ target with `reverse`),
- * still within the bounds; the limit counts every entry yielded since the iterator was made.
+ * still within the bounds; the limit counts every entry yielded since the iterator was made, so
+ * an iterator at its limit stays done after a seek (as in Level).
  *
  * The work is synchronous (the data is in memory or read with synchronous file reads); `next()`
  * returns an already settled promise, so `for await` costs one microtask per entry.
@@ -30,6 +32,8 @@ export type Entry = [key: Buffer, value: Buffer];
 
 type Result = IteratorResult<Entry, undefined>;
 const DONE: Result = Object.freeze({ done: true, value: undefined }) as Result;
+/** The value of every entry of a keys-only iterator: empty, so sharing it is safe. */
+const NO_VALUE = Buffer.alloc(0);
 
 // Where the core stands relative to what was yielded:
 /** Not positioned yet: the first `next` seeks to the first (or last) entry. */
@@ -38,12 +42,15 @@ const UNSTARTED = 0;
 const YIELDED = 1;
 /** At an entry placed by `seek` and not yet yielded. */
 const SOUGHT = 2;
+/** Past the end: nothing more until a `seek`. */
+const ENDED = 3;
 
 export class EntryIterator implements AsyncIterableIterator<Entry> {
   #core: DBIterator | null;
   #release: (() => void) | null;
   readonly #reverse: boolean;
   readonly #limit: number;
+  readonly #values: boolean;
   #count = 0;
   #state: number = UNSTARTED;
   /** Set when the database ended the iterator: calls are CLOSED rather than done. */
@@ -51,33 +58,35 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
 
   /**
    * @param core the positioned-or-not core view, taken over (closed with this iterator).
-   * @param options validated options (bounds are already in `core`; reverse and limit are used).
+   * @param options validated options (bounds are already in `core`; reverse, limit and values are used).
    * @param release called exactly once, after `core` is closed, to unpin what the DB pinned.
    */
-  constructor(core: DBIterator, options: Pick<ResolvedIteratorOptions, 'reverse' | 'limit'>, release: () => void) {
+  constructor(core: DBIterator, options: Pick<ResolvedIteratorOptions, 'reverse' | 'limit' | 'values'>, release: () => void) {
     this.#core = core;
     this.#release = release;
     this.#reverse = options.reverse;
     this.#limit = options.limit;
+    this.#values = options.values;
   }
 
-  /** True once closed (exhausted, limit reached, error, `return()` or `close()`). */
+  /** True once closed (`close()`, `return()`, an error, the end of a loop over it, or the database's close). */
   get closed(): boolean {
     return this.#core === null;
   }
 
-  /** The next entry (owned copies), or undefined when done (the iterator is then closed). */
+  /**
+   * The next entry (owned copies; the value empty with `values: false`), or undefined at the end
+   * or the limit (the iterator stays open: see `seek`) and once closed. CLOSED after the
+   * database's close.
+   */
   nextSync(): Entry | undefined {
     const core = this.#core;
     if (core === null) {
       if (this.#ended) throw new SieveError(ErrorCode.CLOSED, 'the database was closed');
       return undefined;
     }
+    if (this.#count >= this.#limit || this.#state === ENDED) return undefined;
     try {
-      if (this.#count >= this.#limit) {
-        this.close();
-        return undefined;
-      }
       if (this.#state === UNSTARTED) {
         if (this.#reverse) core.seekToLast();
         else core.seekToFirst();
@@ -85,13 +94,13 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
         if (this.#reverse) core.prev();
         else core.next();
       }
-      this.#state = YIELDED;
       if (!core.valid()) {
-        this.close();
+        this.#state = ENDED;
         return undefined;
       }
+      this.#state = YIELDED;
       this.#count++;
-      return [Buffer.from(core.key()), Buffer.from(core.value())];
+      return [Buffer.from(core.key()), this.#values ? Buffer.from(core.value()) : NO_VALUE];
     } catch (err) {
       this.#closeAfterError();
       throw err;
@@ -120,8 +129,9 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
 
   /**
    * Repositions at the first entry ≥ `target` (≤ with `reverse`) within the bounds; the next
-   * `next()` yields it. `target`: bytes or a string (UTF-8). CLOSED after close; INVALID_ARGUMENT
-   * for another type.
+   * `next()` yields it. Works as well after the iterator reached its end (it goes on from the new
+   * position) or its limit (it stays done: the limit counts every entry yielded). `target`: bytes
+   * or a string (UTF-8). CLOSED after close; INVALID_ARGUMENT for another type.
    */
   seek(target: Uint8Array | string): void {
     const core = this.#core;
@@ -161,16 +171,38 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
     this.#closeAfterError();
   }
 
-  [Symbol.asyncIterator](): this {
-    return this;
+  /**
+   * The view a `for await` loop steps (shares position, limit and lifetime): it closes the iterator
+   * when the loop runs out, as on a break or an error.
+   */
+  [Symbol.asyncIterator](): AsyncIterableIterator<Entry> {
+    const self = this;
+    return {
+      next(): Promise<Result> {
+        try {
+          const entry = self.nextSync();
+          if (entry === undefined) self.close();
+          return Promise.resolve(entry === undefined ? DONE : { done: false, value: entry });
+        } catch (err) {
+          return Promise.reject(err);
+        }
+      },
+      return(): Promise<Result> {
+        return self.return();
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+    };
   }
 
-  /** A synchronous view of the same iterator (shares position, limit and lifetime). */
+  /** A synchronous view of the same iterator (shares position, limit and lifetime); closes it when a loop runs out. */
   [Symbol.iterator](): IterableIterator<Entry> {
     const self = this;
     return {
       next(): IteratorResult<Entry, undefined> {
         const entry = self.nextSync();
+        if (entry === undefined) self.close();
         return entry === undefined ? DONE : { done: false, value: entry };
       },
       return(): IteratorResult<Entry, undefined> {
@@ -225,7 +257,7 @@ export function createEntryIterator(
 ): EntryIterator {
   let core: DBIterator;
   try {
-    core = new DBIterator(internal, sequence, options);
+    core = new DBIterator(internal, sequence, options, !options.values);
   } catch (err) {
     try {
       internal.close();

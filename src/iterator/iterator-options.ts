@@ -12,11 +12,11 @@ export type IteratorBound = Uint8Array | string;
 
 /** Range and direction options of `db.iterator()`. Keys compare bytewise (strings as UTF-8). */
 export interface IteratorRangeOptions {
-  /** Only keys greater than this. At most one of `gt`/`gte`. */
+  /** Only keys greater than this (ignored when `gte` is given too, as in Level). */
   gt?: IteratorBound;
   /** Only keys greater than or equal to this. */
   gte?: IteratorBound;
-  /** Only keys less than this. At most one of `lt`/`lte`. */
+  /** Only keys less than this (ignored when `lte` is given too, as in Level). */
   lt?: IteratorBound;
   /** Only keys less than or equal to this. */
   lte?: IteratorBound;
@@ -31,6 +31,12 @@ export interface IteratorRangeOptions {
    * @defaultValue Infinity
    */
   limit?: number;
+  /**
+   * With `false`, every entry's value is an empty Buffer and the values are never copied (a key
+   * scan; `db.clear` walks keys this way).
+   * @defaultValue true
+   */
+  values?: boolean;
 }
 
 /** Validated options: bounds as owned byte copies. */
@@ -44,18 +50,21 @@ export interface ResolvedIteratorOptions {
   readonly reverse: boolean;
   /** Infinity when unlimited. */
   readonly limit: number;
+  /** False for a key scan: values are neither copied nor returned. */
+  readonly values: boolean;
 }
 
-const KNOWN = new Set(['gt', 'gte', 'lt', 'lte', 'reverse', 'limit', 'snapshot']);
+const KNOWN = new Set(['gt', 'gte', 'lt', 'lte', 'reverse', 'limit', 'values', 'snapshot']);
 
 /**
  * Validates `options` (undefined means all defaults) and copies the bounds (the caller may reuse
- * its buffers). Bad types, both `gt` and `gte`, both `lt` and `lte`, a bad `limit`:
- * INVALID_ARGUMENT. An empty range (lower above upper) is valid and yields nothing.
+ * its buffers). Given both, `gte` wins over `gt` and `lte` over `lt` (Level's rule; the loser is
+ * still type-checked). Bad types or a bad `limit`: INVALID_ARGUMENT. An empty range (lower above
+ * upper) is valid and yields nothing.
  */
 export function resolveIteratorOptions(options: unknown): ResolvedIteratorOptions {
   if (options === undefined) {
-    return { lower: null, lowerInclusive: true, upper: null, upperInclusive: true, reverse: false, limit: Infinity };
+    return { lower: null, lowerInclusive: true, upper: null, upperInclusive: true, reverse: false, limit: Infinity, values: true };
   }
   if (options === null || typeof options !== 'object') {
     throw invalidArgument(`iterator options must be an object, got ${options === null ? 'null' : typeof options}`);
@@ -64,24 +73,30 @@ export function resolveIteratorOptions(options: unknown): ResolvedIteratorOption
     if (!KNOWN.has(key)) throw invalidArgument(`unknown iterator option ${key}`);
   }
   const o = options as IteratorRangeOptions;
-  if (o.gt !== undefined && o.gte !== undefined) throw invalidArgument('iterator options: give gt or gte, not both');
-  if (o.lt !== undefined && o.lte !== undefined) throw invalidArgument('iterator options: give lt or lte, not both');
-  const lower = o.gte !== undefined ? bound(o.gte, 'gte') : o.gt !== undefined ? bound(o.gt, 'gt') : null;
-  const upper = o.lte !== undefined ? bound(o.lte, 'lte') : o.lt !== undefined ? bound(o.lt, 'lt') : null;
-  const reverse = o.reverse ?? false;
-  if (typeof reverse !== 'boolean') throw invalidArgument(`iterator option reverse must be a boolean, got ${typeof reverse}`);
+  const gt = o.gt === undefined ? null : bound(o.gt, 'gt');
+  const gte = o.gte === undefined ? null : bound(o.gte, 'gte');
+  const lt = o.lt === undefined ? null : bound(o.lt, 'lt');
+  const lte = o.lte === undefined ? null : bound(o.lte, 'lte');
+  const reverse = flag(o.reverse, 'reverse', false);
   return {
-    lower,
-    lowerInclusive: o.gt === undefined,
-    upper,
-    upperInclusive: o.lt === undefined,
+    lower: gte ?? gt,
+    lowerInclusive: gte !== null || gt === null,
+    upper: lte ?? lt,
+    upperInclusive: lte !== null || lt === null,
     reverse,
     limit: resolveLimit(o.limit),
+    values: flag(o.values, 'values', true),
   };
 }
 
 function bound(x: unknown, name: string): Uint8Array {
   return new Uint8Array(toBytes(x, `iterator option ${name}`)); // an owned copy
+}
+
+function flag(x: unknown, name: string, fallback: boolean): boolean {
+  if (x === undefined) return fallback;
+  if (typeof x !== 'boolean') throw invalidArgument(`iterator option ${name} must be a boolean, got ${typeof x}`);
+  return x;
 }
 
 function resolveLimit(limit: unknown): number {

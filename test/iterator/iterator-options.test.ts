@@ -20,6 +20,7 @@ describe('resolveIteratorOptions', () => {
         upperInclusive: true,
         reverse: false,
         limit: Infinity,
+        values: true,
       });
     }
   });
@@ -40,6 +41,18 @@ describe('resolveIteratorOptions', () => {
     expect(resolveIteratorOptions({ limit: -1 }).limit).toBe(Infinity);
     expect(resolveIteratorOptions({ limit: Infinity }).limit).toBe(Infinity);
     expect(resolveIteratorOptions({ limit: 0 }).limit).toBe(0);
+    expect(resolveIteratorOptions({ values: false }).values).toBe(false);
+  });
+
+  it('given both, gte wins over gt and lte over lt (Level), whichever is wider', () => {
+    for (const [gt, gte] of [['7', '5'], ['3', '5']]) {
+      const r = resolveIteratorOptions({ gt, gte, lt: gt, lte: gte });
+      expect([Buffer.from(r.lower!).toString(), r.lowerInclusive]).toEqual([gte, true]);
+      expect([Buffer.from(r.upper!).toString(), r.upperInclusive]).toEqual([gte, true]);
+    }
+    // The losing bound is still checked.
+    expect(() => resolveIteratorOptions({ gt: 5, gte: 'a' })).toThrow(invalid);
+    expect(() => resolveIteratorOptions({ lt: 5, lte: 'a' })).toThrow(invalid);
   });
 
   it('rejects bad input with INVALID_ARGUMENT', () => {
@@ -47,13 +60,12 @@ describe('resolveIteratorOptions', () => {
       null,
       'gte',
       42,
-      { gt: 'a', gte: 'a' },
-      { lt: 'a', lte: 'b' },
       { gte: 1 },
       { lt: null },
       { lte: ['a'] },
       { gt: new Uint16Array(2) },
       { reverse: 'yes' },
+      { values: 0 },
       { limit: -2 },
       { limit: 1.5 },
       { limit: Number.NaN },
