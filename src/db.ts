@@ -19,6 +19,9 @@ const EMPTY = new Uint8Array(0);
 import { NUM_LEVELS } from './version/version-edit.js';
 import { estimateNumKeys, levelSummary, regionFigures, writeAmplification } from './db/properties.js';
 import { openIterator, type IteratorOptions, type DBIteratorHandle } from './db/iterators.js';
+import { getMany } from './db/get-many.js';
+import { prepareRangeDeletion, type ClearOptions } from './db/range-delete.js';
+import { approximateSize } from './db/approximate-size.js';
 import { repairDB, type RepairOptions, type RepairReport } from './db/repair.js';
 import { destroyDB, type DestroyOptions, type DestroyReport } from './db/destroy.js';
 
@@ -210,6 +213,41 @@ export class DB {
     return value === undefined ? undefined : Buffer.from(value);
   }
 
+  /** True if `key` has a value (read as `get`, without copying the value). */
+  has(key: Uint8Array | string, options?: ReadOptions): Promise<boolean> {
+    try {
+      return Promise.resolve(this.hasSync(key, options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  hasSync(key: Uint8Array | string, options?: ReadOptions): boolean {
+    this.#checkOpen();
+    const k = toBytes(key, 'key');
+    return this.#impl.get(k, this.#sequenceOf(options)) !== undefined;
+  }
+
+  /**
+   * The values of `keys` (owned Buffers, undefined where absent), in the order asked, all read at
+   * one moment (the snapshot's, or now). See db/get-many.ts.
+   */
+  getMany(keys: readonly (Uint8Array | string)[], options?: ReadOptions): Promise<(Buffer | undefined)[]> {
+    try {
+      return Promise.resolve(this.getManySync(keys, options));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  getManySync(keys: readonly (Uint8Array | string)[], options?: ReadOptions): (Buffer | undefined)[] {
+    this.#checkOpen();
+    if (!Array.isArray(keys)) throw invalidArgument('keys must be an array');
+    const bytes = keys.map((k) => toBytes(k, 'key'));
+    const impl = this.#impl;
+    return getMany(impl, bytes, this.#sequenceOf(options) ?? impl.lastSequence);
+  }
+
   #sequenceOf(options: ReadOptions | undefined): number | undefined {
     if (options === undefined) return undefined;
     if (options === null || typeof options !== 'object') throw invalidArgument('read options must be an object');
@@ -232,6 +270,47 @@ export class DB {
   iterator(options: IteratorOptions = {}): DBIteratorHandle {
     this.#checkOpen();
     return openIterator(this.#impl, options);
+  }
+
+  /**
+   * Deletes every key in a range (`gt`/`gte`/`lt`/`lte` as for `iterator`, at most `limit` keys,
+   * from the top with `reverse`; with `snapshot`, the keys it sees) as one atomic batch of plain
+   * deletions, without reading values. Resolves with the number of keys deleted. A range too large
+   * for one batch (`maxBatchSize`) is INVALID_ARGUMENT, nothing deleted. See db/range-delete.ts.
+   */
+  clear(options?: ClearOptions): Promise<number> {
+    try {
+      this.#checkOpen();
+      const { batch, sync } = prepareRangeDeletion(this.#impl, options);
+      return this.#impl.write(batch, sync).then(() => batch.count);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  clearSync(options?: ClearOptions): number {
+    this.#checkOpen();
+    const { batch, sync } = prepareRangeDeletion(this.#impl, options);
+    this.#impl.writeSync(batch, sync);
+    return batch.count;
+  }
+
+  /**
+   * The approximate bytes of table files holding keys in [start, end) (LevelDB's
+   * GetApproximateSizes: from the tables' index blocks; what is only in the memtables counts
+   * nothing). 0 when end ≤ start. See db/approximate-size.ts.
+   */
+  approximateSize(start: Uint8Array | string, end: Uint8Array | string): Promise<number> {
+    try {
+      return Promise.resolve(this.approximateSizeSync(start, end));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  approximateSizeSync(start: Uint8Array | string, end: Uint8Array | string): number {
+    this.#checkOpen();
+    return approximateSize(this.#impl, toBytes(start, 'start'), toBytes(end, 'end'));
   }
 
   /**

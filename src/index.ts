@@ -10,6 +10,7 @@ export type { Options, CompressionName, FilterScope } from './options.js';
 export type { Snapshot } from './db/snapshot.js';
 export type { ChainedBatch } from './db/chained-batch.js';
 export type { IteratorOptions } from './db/iterators.js';
+export type { ClearOptions } from './db/range-delete.js';
 export type { EntryIterator, Entry as IteratorEntry } from './iterator/entry-iterator.js';
 export type { IteratorRangeOptions, IteratorBound } from './iterator/iterator-options.js';
 export type { FileSystem, WritableFile, RandomAccessFile, FileLock } from './fs/file-system.js';
