@@ -189,8 +189,8 @@ export class DBImpl {
     const options = this.options;
     const exists = fs.exists(currentFileName(this.dir));
     if (!exists) checkNoDatabaseLeft(fs, this.dir, this.regions.map((r) => r.dir));
-    if (!exists && !options.createIfMissing) throw invalidArgument(`${this.dir} holds no database (createIfMissing is false)`);
-    if (exists && options.errorIfExists) throw invalidArgument(`${this.dir} already holds a database (errorIfExists is true)`);
+    if (!exists && !options.createIfMissing) throw invalidArgument(`the database in ${this.dir} does not exist (createIfMissing is false)`);
+    if (exists && options.errorIfExists) throw invalidArgument(`a database already exists in ${this.dir} (errorIfExists is true)`);
     checkRouter(fs, this.dir, this.router, exists);
     for (const r of this.regions) fs.mkdir(r.dir);
     if (!exists) {

@@ -255,6 +255,11 @@ describe('the directory lock and existence checks', () => {
     await db.put('k', 'v');
     await db.close();
     expect(await rejectsWithoutThrowing(() => DB.open('/db', { fs, errorIfExists: true }))).toBe('INVALID_ARGUMENT');
+    // The wording Level's test suite looks for (abstract-level: /exists/, /does not exist/).
+    await expect(DB.open('/db', { fs, errorIfExists: true })).rejects.toThrow(/already exists/);
+    await expect(DB.open('/nothing', { fs, createIfMissing: false })).rejects.toThrow(/does not exist/);
+    fs.mkdir('/empty');
+    await expect(DB.open('/empty', { fs, createIfMissing: false })).rejects.toThrow(/does not exist/);
     const again = await DB.open('/db', { fs });
     expect(again.getSync('k')?.toString()).toBe('v');
     await again.close();
