@@ -6,7 +6,8 @@
  *             Snappy elements. Through the `snappy` package's compressSync / uncompressSync
  *             (raw, not framed).
  *   4 lz4     RocksDB's kLZ4Compression with format_version >= 2: varint32 uncompressed length,
- *             then one raw LZ4 block (no frame). LevelDB cannot read it; RocksDB can. Through
+ *             then one raw LZ4 block (no frame). RocksDB reads it in a table whose footer says
+ *             format_version 2, as LZ4 tables' footers do (footer.ts); LevelDB cannot. Through
  *             lz4-napi, whose compressSync / uncompressSync speak a raw LZ4 block behind a 4-byte
  *             little-endian length: on write the varint replaces that prefix in place (no copy
  *             for blocks under 256 MiB); on read the compressed bytes are copied once behind a

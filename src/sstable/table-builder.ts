@@ -43,7 +43,7 @@ import { BlockBuilder, DEFAULT_BLOCK_RESTART_INTERVAL } from './block-builder.js
 import { BLOCK_TRAILER_SIZE, writeBlockTrailer } from './block-trailer.js';
 import { compressBlock, compressionTypeName, CompressionType, isSupportedCompressionType } from './compression.js';
 import { FilterBlockBuilder } from './filter-block.js';
-import { BlockHandle, Footer, MAX_BLOCK_HANDLE_LENGTH } from './footer.js';
+import { BlockHandle, Footer, footerFormatFor, MAX_BLOCK_HANDLE_LENGTH } from './footer.js';
 import { FullFilterBuilder } from './full-filter-block.js';
 import { encodeMetaindex, filterBlockName, type FilterScope, PROPERTIES_BLOCK_NAME } from './metaindex.js';
 import { encodeTableProperties, KEY_SKETCH_PRECISION, type TableProperties } from './table-properties.js';
@@ -311,7 +311,8 @@ export class TableBuilder {
       const indexHandle = new BlockHandle();
       this.writeRawBlock(index.stored, index.type, indexHandle);
 
-      const footer = new Footer(metaindexHandle, indexHandle).encode();
+      // LZ4 tables carry RocksDB's footer so RocksDB reads their blocks' framing (footer.ts).
+      const footer = new Footer(metaindexHandle, indexHandle, footerFormatFor(this.compression)).encode();
       this.write(footer);
       this.offset += footer.length;
       this.flushOutput();

@@ -29,7 +29,7 @@ import type { BlockCache } from './block-cache.js';
 import { BLOCK_TRAILER_SIZE, verifyBlockTrailer } from './block-trailer.js';
 import { decompressBlockInScratch } from './compression.js';
 import { FilterBlockReader } from './filter-block.js';
-import { BlockHandle, Footer, FOOTER_SIZE } from './footer.js';
+import { BlockHandle, Footer, MAX_FOOTER_SIZE, MIN_FOOTER_SIZE } from './footer.js';
 import { fullFilterMayMatch } from './full-filter-block.js';
 import {
   BLOCK_FILTER_PREFIX,
@@ -147,11 +147,12 @@ export class Table {
     this.ownsCacheId = options.cacheId === undefined;
     this.cacheId = options.cacheId ?? this.blockCache?.newId() ?? 0;
 
-    if (fileSize < FOOTER_SIZE) {
+    if (fileSize < MIN_FOOTER_SIZE) {
       throw corruption(`file too short to be an sstable (${fileSize} bytes)`, { file: path, offset: 0 });
     }
-    this.footerOffset = fileSize - FOOTER_SIZE;
-    const footer = Footer.decode(this.readExactly(this.footerOffset, FOOTER_SIZE), 0, path, this.footerOffset);
+    const tailSize = Math.min(fileSize, MAX_FOOTER_SIZE);
+    const footer = Footer.decode(this.readExactly(fileSize - tailSize, tailSize), path, fileSize - tailSize);
+    this.footerOffset = fileSize - footer.encodedLength;
 
     this.indexBlock = this.readBlockFromFile(footer.indexHandle, true, 'index');
     const meta = decodeMetaindex(this.readBlockFromFile(footer.metaindexHandle, true, 'metaindex'));

@@ -13,8 +13,7 @@ import { parseArgs } from 'node:util';
 import { SieveError } from '../errors.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { NodeFileSystem } from '../fs/node-fs.js';
-import { getFixed32 } from '../format/coding.js';
-import { FOOTER_SIZE, TABLE_MAGIC_HI, TABLE_MAGIC_LO } from '../sstable/footer.js';
+import { footerFormatOfMagic, MIN_FOOTER_SIZE } from '../sstable/footer.js';
 import { FileType, parseFileName } from '../version/filenames.js';
 import { runCompact, runGet, runScan, runStats } from './db-commands.js';
 import { runRepair, runVerify } from './recovery-commands.js';
@@ -88,11 +87,9 @@ function fileKind(fs: FileSystem, path: string): Kind {
   if (name.startsWith('MANIFEST')) return 'manifest';
   const file = fs.openReadable(path);
   try {
-    if (file.size >= FOOTER_SIZE) {
+    if (file.size >= MIN_FOOTER_SIZE) {
       const tail = new Uint8Array(8);
-      if (file.readAt(tail, 0, 8, file.size - 8) === 8 && getFixed32(tail, 0) === TABLE_MAGIC_LO && getFixed32(tail, 4) === TABLE_MAGIC_HI) {
-        return 'table';
-      }
+      if (file.readAt(tail, 0, 8, file.size - 8) === 8 && footerFormatOfMagic(tail) !== undefined) return 'table';
     }
   } finally {
     file.close();

@@ -7,6 +7,7 @@
  * JSON Lines contract (stable; tests and scripts parse it):
  *   {"kind":"table", file, fileSize, footer, metaindex, properties, index, filters, dataBlocks,
  *    entries, deletions}                                   first line of a dump
+ *     footer: {format:"leveldb"|"rocksdb", formatVersion:0|2, size:48|53, metaindex, index}
  *   {"kind":"entry","key":"<hex>","seq":<n>,"type":"value"|"deletion","value":"<hex>"}
  *   {"kind":"verify","ok":<bool>, blocks, dataBlocks, entries, faults:[{kind,offset,size,reason}]}
  *   {"kind":"stats", …}                                    see `tableStats`
@@ -20,8 +21,8 @@ import {
   ValueType,
 } from '../format/internal-key.js';
 import { compressionTypeName } from '../sstable/compression.js';
+import type { FooterFormat } from '../sstable/footer.js';
 import type { TableProperties } from '../sstable/table-properties.js';
-import { FOOTER_SIZE } from '../sstable/footer.js';
 import { BLOCK_TRAILER_SIZE } from '../sstable/block-trailer.js';
 import { SieveError } from '../errors.js';
 import type { FilterSummary, CountSummary } from './filter-summary.js';
@@ -146,10 +147,18 @@ function blockCompression(insp: TableInspection, offset: number): string {
   return b === undefined ? 'unread' : compressionTypeName(b.compression);
 }
 
+/** The footer's kind and RocksDB format_version (docs/format.md "Footer"). */
+function footerText(format: FooterFormat, formatVersion: number): string {
+  return format === 'rocksdb'
+    ? `RocksDB block-based, format_version ${formatVersion}, checksum crc32c`
+    : `LevelDB (RocksDB's format_version ${formatVersion})`;
+}
+
 function writeSummaryText(insp: TableInspection, shown: string, out: LineWriter): void {
   out.line(`table: ${shown} (${insp.fileSize} bytes)`);
   const f = insp.footer!;
-  out.line(`footer: metaindex at ${f.metaindex.offset} (${f.metaindex.size} bytes), index at ${f.index.offset} (${f.index.size} bytes)`);
+  out.line(`footer: ${footerText(f.format, f.formatVersion)}, ${f.size} bytes`);
+  out.line(`  metaindex at ${f.metaindex.offset} (${f.metaindex.size} bytes), index at ${f.index.offset} (${f.index.size} bytes)`);
   out.line(`metaindex: ${insp.metaindex.length} entr${insp.metaindex.length === 1 ? 'y' : 'ies'}`);
   for (const m of insp.metaindex) out.line(`  ${m.name} at ${m.offset} (${m.size} bytes)`);
   if (insp.properties === undefined) {
@@ -246,7 +255,7 @@ export function tableStats(insp: TableInspection): TableStatsReport {
     blocks,
     bytes,
     trailerBytes: insp.blocks.length * BLOCK_TRAILER_SIZE,
-    footerBytes: insp.footer === undefined ? 0 : FOOTER_SIZE,
+    footerBytes: insp.footer?.size ?? 0,
     rawDataBytes: raw,
     storedDataBytes: stored,
     compressionRatio: stored === 0 ? 1 : raw / stored,

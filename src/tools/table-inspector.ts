@@ -37,7 +37,16 @@ import { Block } from '../sstable/block.js';
 import { BLOCK_TRAILER_SIZE, verifyBlockTrailer } from '../sstable/block-trailer.js';
 import { decompressBlock } from '../sstable/compression.js';
 import { FilterBlockReader } from '../sstable/filter-block.js';
-import { BlockHandle, Footer, FOOTER_SIZE } from '../sstable/footer.js';
+import {
+  BlockHandle,
+  Footer,
+  type FooterFormat,
+  footerFormatOfMagic,
+  LEVELDB_FOOTER_SIZE,
+  MAX_FOOTER_SIZE,
+  MIN_FOOTER_SIZE,
+  ROCKSDB_FOOTER_SIZE,
+} from '../sstable/footer.js';
 import { BLOCK_FILTER_PREFIX, FULL_FILTER_PREFIX, PROPERTIES_BLOCK_NAME } from '../sstable/metaindex.js';
 import { decodeTableProperties, type TableProperties } from '../sstable/table-properties.js';
 import { bareMessage } from './error-text.js';
@@ -87,7 +96,8 @@ export interface MetaindexEntry extends HandleInfo {
 export interface TableInspection {
   path: string;
   fileSize: number;
-  footer: { metaindex: HandleInfo; index: HandleInfo } | undefined;
+  /** `format`: LevelDB's footer (RocksDB's format_version 0) or RocksDB's (format_version 2). */
+  footer: { format: FooterFormat; formatVersion: number; size: number; metaindex: HandleInfo; index: HandleInfo } | undefined;
   metaindex: MetaindexEntry[];
   index: IndexEntry[];
   /**
@@ -147,6 +157,8 @@ export class TableInspector {
   readonly path: string;
   readonly fileSize: number;
   readonly #file: RandomAccessFile;
+  /** The footer's size once decoded (blocks must end before it); the shorter one until then. */
+  #footerSize = MIN_FOOTER_SIZE;
 
   private constructor(path: string, file: RandomAccessFile) {
     this.path = path;
@@ -196,19 +208,29 @@ export class TableInspector {
 
   #walk(out: TableInspection): void {
     const fileSize = this.fileSize;
-    if (fileSize < FOOTER_SIZE) {
+    if (fileSize < MIN_FOOTER_SIZE) {
       out.faults.push({ kind: 'footer', offset: 0, size: fileSize, reason: `file too short to be a table (${fileSize} bytes)` });
       throw new FatalFault();
     }
-    const footerOffset = fileSize - FOOTER_SIZE;
+    const tailSize = Math.min(fileSize, MAX_FOOTER_SIZE);
+    const tail = this.#read(fileSize - tailSize, tailSize);
     let footer: Footer;
     try {
-      footer = Footer.decode(this.#read(footerOffset, FOOTER_SIZE), 0, this.path, footerOffset);
+      footer = Footer.decode(tail, this.path, fileSize - tailSize);
     } catch (err) {
-      out.faults.push({ kind: 'footer', offset: footerOffset, size: FOOTER_SIZE, reason: reasonOf(err) });
+      // The fault covers the footer the magic implies (LevelDB's when the magic is no table's).
+      const size = Math.min(tailSize, footerFormatOfMagic(tail) === 'rocksdb' ? ROCKSDB_FOOTER_SIZE : LEVELDB_FOOTER_SIZE);
+      out.faults.push({ kind: 'footer', offset: fileSize - size, size, reason: reasonOf(err) });
       throw new FatalFault();
     }
-    out.footer = { metaindex: plainHandle(footer.metaindexHandle), index: plainHandle(footer.indexHandle) };
+    this.#footerSize = footer.encodedLength;
+    out.footer = {
+      format: footer.format,
+      formatVersion: footer.formatVersion,
+      size: footer.encodedLength,
+      metaindex: plainHandle(footer.metaindexHandle),
+      index: plainHandle(footer.indexHandle),
+    };
 
     // Index and metaindex: without them nothing else can be found.
     const index = this.#fatalHandles(out, 'index', footer.indexHandle);
@@ -408,7 +430,7 @@ export class TableInspector {
    * it in `out.blocks` (when given). CORRUPTION (a SieveError) on any failure.
    */
   #readBlock(out: TableInspection | undefined, kind: BlockKind, h: HandleInfo, name?: string): Uint8Array {
-    const footerOffset = this.fileSize - FOOTER_SIZE;
+    const footerOffset = this.fileSize - this.#footerSize;
     if (h.offset + h.size + BLOCK_TRAILER_SIZE > footerOffset) {
       throw new SieveError('CORRUPTION', `${kind} block (offset ${h.offset}, size ${h.size}) runs past the end of the table data (${footerOffset})`, {
         file: this.path,

@@ -7,7 +7,7 @@ import { BloomFilterPolicy } from '../../src/filter/bloom.js';
 import { KeyProbes } from '../../src/filter/key-probes.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { encodeInternalKey, MAX_SEQUENCE, ValueType } from '../../src/format/internal-key.js';
-import { Footer, FOOTER_SIZE } from '../../src/sstable/footer.js';
+import { Footer } from '../../src/sstable/footer.js';
 import { Block } from '../../src/sstable/block.js';
 import { decodeMetaindex } from '../../src/sstable/metaindex.js';
 import { GetStatus, Table, TableGetResult } from '../../src/sstable/table.js';
@@ -28,7 +28,7 @@ function build(fs: MemFileSystem, path: string, scope: 'block' | 'table' | 'both
 
 function metaNames(fs: MemFileSystem, path: string): string[] {
   const bytes = fs.readFile(path);
-  const footer = Footer.decode(bytes, bytes.length - FOOTER_SIZE);
+  const footer = Footer.decode(bytes);
   const h = footer.metaindexHandle;
   return [...decodeMetaindex(new Block(bytes.subarray(h.offset, h.offset + h.size))).keys()].sort();
 }
@@ -66,7 +66,7 @@ describe("filterScope 'both'", () => {
     // The per-block filter block of a 'both' table is byte for byte the one 'block' writes.
     const filterOf = (path: string): Uint8Array => {
       const bytes = fs.readFile(path);
-      const footer = Footer.decode(bytes, bytes.length - FOOTER_SIZE);
+      const footer = Footer.decode(bytes);
       const h = footer.metaindexHandle;
       const handle = decodeMetaindex(new Block(bytes.subarray(h.offset, h.offset + h.size))).get('filter.leveldb.BuiltinBloomFilter2')!;
       return bytes.slice(handle.offset, handle.offset + handle.size);

@@ -21,7 +21,7 @@ import {
 import { Block } from '../../src/sstable/block.js';
 import { BLOCK_TRAILER_SIZE, decodeBlockContents } from '../../src/sstable/block-trailer.js';
 import { FilterBlockBuilder, FilterBlockReader } from '../../src/sstable/filter-block.js';
-import { BlockHandle, Footer, FOOTER_SIZE } from '../../src/sstable/footer.js';
+import { BlockHandle, Footer, LEVELDB_FOOTER_SIZE } from '../../src/sstable/footer.js';
 import { fixturePath, readJsonLines } from '../support/fixtures.js';
 
 interface Entry {
@@ -51,14 +51,14 @@ function readPlain(path: string): Uint8Array {
 }
 
 function blockAt(t: { file: string; buf: Uint8Array }, h: BlockHandle): Block {
-  expect(h.offset + h.size + BLOCK_TRAILER_SIZE).toBeLessThanOrEqual(t.buf.length - FOOTER_SIZE);
+  expect(h.offset + h.size + BLOCK_TRAILER_SIZE).toBeLessThanOrEqual(t.buf.length - LEVELDB_FOOTER_SIZE);
   return new Block(decodeBlockContents(t.buf, h.offset, h.size, t.file, h.offset), t.file, h.offset);
 }
 
 function parseTable(...parts: string[]): ParsedTable {
   const file = parts.join('/');
   const buf = readPlain(fixturePath(...parts));
-  const footer = Footer.decode(buf, buf.length - FOOTER_SIZE, file);
+  const footer = Footer.decode(buf, file);
   const t = { file, buf };
 
   const meta = new Map<string, BlockHandle>();

@@ -13,7 +13,7 @@ import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import { Block } from '../../src/sstable/block.js';
 import { decodeBlockContents } from '../../src/sstable/block-trailer.js';
 import { CompressionType } from '../../src/sstable/compression.js';
-import { BlockHandle, Footer, FOOTER_SIZE } from '../../src/sstable/footer.js';
+import { BlockHandle, Footer } from '../../src/sstable/footer.js';
 import { decodeMetaindex } from '../../src/sstable/metaindex.js';
 import { GetStatus, Table, TableGetResult } from '../../src/sstable/table.js';
 import { TableBuilder } from '../../src/sstable/table-builder.js';
@@ -25,7 +25,7 @@ const bloom = new BloomFilterPolicy(10);
 
 /** The data blocks of a table file: handle, stored type byte, index key. */
 function dataBlocks(buf: Uint8Array): { handle: BlockHandle; type: number; indexKey: Uint8Array }[] {
-  const footer = Footer.decode(buf, buf.length - FOOTER_SIZE);
+  const footer = Footer.decode(buf);
   const h = footer.indexHandle;
   const it = new Block(decodeBlockContents(buf, h.offset, h.size)).newIterator(bytewiseInternalComparator);
   const out = [];
@@ -37,7 +37,7 @@ function dataBlocks(buf: Uint8Array): { handle: BlockHandle; type: number; index
 }
 
 function metaNames(buf: Uint8Array): string[] {
-  const f = Footer.decode(buf, buf.length - FOOTER_SIZE);
+  const f = Footer.decode(buf);
   const h = f.metaindexHandle;
   return [...decodeMetaindex(new Block(decodeBlockContents(buf, h.offset, h.size))).keys()];
 }

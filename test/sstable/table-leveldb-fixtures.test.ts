@@ -14,7 +14,7 @@ import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { Block } from '../../src/sstable/block.js';
 import { BLOCK_TRAILER_SIZE, decodeBlockContents } from '../../src/sstable/block-trailer.js';
 import { CompressionType } from '../../src/sstable/compression.js';
-import { BlockHandle, Footer, FOOTER_SIZE } from '../../src/sstable/footer.js';
+import { BlockHandle, Footer } from '../../src/sstable/footer.js';
 import { decodeMetaindex } from '../../src/sstable/metaindex.js';
 import { GetStatus, Table, TableGetResult } from '../../src/sstable/table.js';
 import { rng, testSeed } from '../support/seed.js';
@@ -31,7 +31,7 @@ interface RawEntry {
 
 /** An independent parse of a table with the block layer only: footer → index → data blocks. */
 function parseBlocks(buf: Uint8Array): { entries: RawEntry[]; footer: Footer } {
-  const footer = Footer.decode(buf, buf.length - FOOTER_SIZE);
+  const footer = Footer.decode(buf);
   const block = (h: BlockHandle): Block => new Block(decodeBlockContents(buf, h.offset, h.size));
   const entries: RawEntry[] = [];
   const index = block(footer.indexHandle).newIterator(bytewiseInternalComparator);
@@ -208,7 +208,7 @@ describe('TableBuilder repeats LevelDB\'s bytes', () => {
       const metaBlock = (buf: Uint8Array, f: Footer): Map<string, BlockHandle> =>
         decodeMetaindex(new Block(decodeBlockContents(buf, f.metaindexHandle.offset, f.metaindexHandle.size)));
       const theirMeta = metaBlock(theirs, footer);
-      const ourFooter = Footer.decode(ours, ours.length - FOOTER_SIZE);
+      const ourFooter = Footer.decode(ours);
       const ourMeta = metaBlock(ours, ourFooter);
       expect([...theirMeta.keys()]).toEqual(['filter.leveldb.BuiltinBloomFilter2']);
       expect([...ourMeta.keys()]).toEqual(['filter.leveldb.BuiltinBloomFilter2', 'sievekv.properties']);

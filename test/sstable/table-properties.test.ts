@@ -12,7 +12,7 @@ import { ValueType } from '../../src/format/internal-key.js';
 import { Block } from '../../src/sstable/block.js';
 import { BlockBuilder } from '../../src/sstable/block-builder.js';
 import { decodeBlockContents } from '../../src/sstable/block-trailer.js';
-import { BlockHandle, Footer, FOOTER_SIZE } from '../../src/sstable/footer.js';
+import { BlockHandle, Footer } from '../../src/sstable/footer.js';
 import { decodeMetaindex } from '../../src/sstable/metaindex.js';
 import { Table } from '../../src/sstable/table.js';
 import {
@@ -119,7 +119,7 @@ describe('table properties', () => {
 
     // Sizes, against the file's own layout.
     const buf = fs.readFile('/db/t.ldb');
-    const footer = Footer.decode(buf, buf.length - FOOTER_SIZE);
+    const footer = Footer.decode(buf);
     const meta = decodeMetaindex(new Block(decodeBlockContents(buf, footer.metaindexHandle.offset, footer.metaindexHandle.size)));
     const filter = meta.get('filter.leveldb.BuiltinBloomFilter2')!;
     expect(props.filterSize).toBe(filter.size + 5);

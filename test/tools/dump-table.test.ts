@@ -61,6 +61,7 @@ describe('dump of LevelDB-made tables', () => {
     expect(table.fileSize).toBe(size);
     const footer = table.footer as { index: { offset: number; size: number }; metaindex: { offset: number; size: number } };
     expect(footer.index.offset + footer.index.size + 5 + 48).toBe(size); // the index block is last
+    expect(table.footer).toMatchObject({ format: 'leveldb', formatVersion: 0, size: 48 });
     expect(table.properties).toBeNull();
     const index = table.index as { offset: number; size: number }[];
     expect(table.dataBlocks).toBe(index.length);
@@ -315,6 +316,37 @@ describe('dump of tables sievekv writes', () => {
     expect(s.compression.lz4).toBeGreaterThan(0);
     expect(s.compressionRatio).toBeGreaterThan(1);
     expect(Object.values(s.bytes).reduce((a, b) => a + b, 0) + s.trailerBytes + s.footerBytes).toBe(s.fileSize);
+  });
+
+  it('the footer: RocksDB format_version 2 for lz4, LevelDB for snappy and none, in text, --json and --stats', async () => {
+    for (const [compression, text, format, size] of [
+      [CompressionType.LZ4, 'RocksDB block-based, format_version 2, checksum crc32c, 53 bytes', 'rocksdb', 53],
+      [CompressionType.SNAPPY, "LevelDB (RocksDB's format_version 0), 48 bytes", 'leveldb', 48],
+      [CompressionType.NONE, "LevelDB (RocksDB's format_version 0), 48 bytes", 'leveldb', 48],
+    ] as const) {
+      const { fs } = build({ compression }, 300);
+      const fileSize = fs.readFile('/t/000007.ldb').length;
+      const lines = (await runCli(['dump', '/t/000007.ldb'], fs)).stdout.split('\n');
+      expect(lines[1]).toBe(`footer: ${text}`);
+      const { table } = await dumpJson('/t/000007.ldb', fs);
+      const footer = table.footer as { format: string; formatVersion: number; size: number; index: { offset: number; size: number } };
+      expect(footer).toMatchObject({ format, formatVersion: format === 'rocksdb' ? 2 : 0, size });
+      expect(footer.index.offset + footer.index.size + 5 + size).toBe(fileSize); // the index block, then the footer
+      const s = jsonLines((await runCli(['dump', '--stats', '--json', '/t/000007.ldb'], fs)).stdout)[0] as unknown as { footerBytes: number };
+      expect(s.footerBytes).toBe(size);
+      expect((await runCli(['dump', '--verify', '/t/000007.ldb'], fs)).code).toBe(0);
+    }
+  });
+
+  it("a RocksDB footer of another format_version: one line naming the 53-byte footer and the version", async () => {
+    const { fs } = build({ compression: CompressionType.LZ4 }, 100);
+    const bytes = new Uint8Array(fs.readFile('/t/000007.ldb'));
+    bytes[bytes.length - 12] = 5; // format_version 2 → 5
+    const r = await runCli(['dump', '/t/x.ldb'], memFsWith({ '/t/x.ldb': bytes }));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      new RegExp(`^sievekv: /t/x\\.ldb: bad footer at offset ${bytes.length - 53} \\(size 53\\): table format_version 5: damaged, or a RocksDB table of a format_version sievekv does not read`),
+    );
   });
 
   it('a whole-table Ribbon filter: one filter over the distinct user keys, checked key by key', async () => {
