@@ -64,6 +64,13 @@ export interface Options {
   filterScope?: FilterScope;
   /** Bytes of uncompressed blocks kept in memory. @defaultValue 8 MiB (LevelDB's) */
   blockCacheSize?: number;
+  /**
+   * Bytes of whole table files kept in memory once reads keep coming back to them (4 data blocks
+   * read from a file): their block reads then copy from memory instead of calling the OS, as
+   * LevelDB's mmap-ed tables do. Least recently used files go first; 0 turns it off.
+   * @defaultValue 64 MiB
+   */
+  tableFileCacheSize?: number;
   /** Tables kept open (file handle, index, filter). @defaultValue 1000 (LevelDB's) */
   maxOpenFiles?: number;
   /** Target size of a compaction output table. @defaultValue 2 MiB (LevelDB's) */
@@ -106,6 +113,7 @@ export interface ResolvedOptions {
   readonly tableFilterPolicy: FilterPolicy | null;
   readonly filterScope: FilterScope;
   readonly blockCacheSize: number;
+  readonly tableFileCacheSize: number;
   readonly maxOpenFiles: number;
   readonly maxFileSize: number;
   readonly l0CompactionTrigger: number;
@@ -121,7 +129,7 @@ export interface ResolvedOptions {
 
 const KNOWN = new Set<string>([
   'createIfMissing', 'errorIfExists', 'paranoidChecks', 'writeBufferSize', 'blockSize',
-  'blockRestartInterval', 'compression', 'filterPolicy', 'tableFilterPolicy', 'filterScope', 'blockCacheSize',
+  'blockRestartInterval', 'compression', 'filterPolicy', 'tableFilterPolicy', 'filterScope', 'blockCacheSize', 'tableFileCacheSize',
   'maxOpenFiles', 'maxFileSize', 'l0CompactionTrigger', 'l0SlowdownTrigger', 'l0StopTrigger',
   'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'fs',
 ]);
@@ -200,6 +208,7 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
     tableFilterPolicy: filterPolicy === null ? null : tableFilterPolicy,
     filterScope,
     blockCacheSize: int(options, 'blockCacheSize', 8 * 1024 * 1024, 0),
+    tableFileCacheSize: int(options, 'tableFileCacheSize', 64 * 1024 * 1024, 0),
     maxOpenFiles: int(options, 'maxOpenFiles', 1000, 10),
     maxFileSize: int(options, 'maxFileSize', 2 * 1024 * 1024, 1024, 1 << 30),
     l0CompactionTrigger: int(options, 'l0CompactionTrigger', 4, 1, 1000),

@@ -47,6 +47,7 @@ import { BackgroundWork } from './background.js';
 import { WriteQueue } from './write-queue.js';
 import type { EntryIterator } from '../iterator/entry-iterator.js';
 import { BlockCache } from '../sstable/block-cache.js';
+import { ResidentFiles } from '../sstable/resident-files.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { singleRegionRouter } from '../shard/region-router.js';
 
@@ -107,7 +108,8 @@ export class DBImpl {
       });
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);
-    this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, r.index, options, this.stats, blockCache));
+    const residentFiles = options.tableFileCacheSize > 0 ? new ResidentFiles(options.tableFileCacheSize) : undefined;
+    this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, r.index, options, this.stats, blockCache, residentFiles));
     this.#queue = new WriteQueue({
       checkWritable: () => this.#checkWritable(),
       mustWait: () => this.#mustWait(),

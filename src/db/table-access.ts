@@ -11,6 +11,7 @@ import { RibbonFilterPolicy } from '../filter/ribbon.js';
 import { VALUE_TYPE_FOR_SEEK, writeInternalKey, INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { BlockCache } from '../sstable/block-cache.js';
+import type { ResidentFiles } from '../sstable/resident-files.js';
 import { GetStatus, TableGetResult } from '../sstable/table.js';
 import { TableCache } from '../sstable/table-cache.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
@@ -38,7 +39,7 @@ export class TableAccess {
   #lookupKey = new Uint8Array(64);
   readonly #stats: DBStats;
 
-  constructor(fs: FileSystem, dir: string, region: number, options: ResolvedOptions, stats: DBStats, blockCache: BlockCache) {
+  constructor(fs: FileSystem, dir: string, region: number, options: ResolvedOptions, stats: DBStats, blockCache: BlockCache, residentFiles?: ResidentFiles) {
     this.#stats = stats;
     this.cache = new TableCache(fs, dir, {
       capacity: options.maxOpenFiles,
@@ -46,6 +47,7 @@ export class TableAccess {
       blockCache,
       verifyChecksums: options.verifyChecksums,
       stats: stats.regionTables[region]!,
+      ...(residentFiles !== undefined ? { residentFiles } : {}),
     });
   }
 

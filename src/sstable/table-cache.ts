@@ -23,6 +23,7 @@ import type { InternalKeyComparator } from '../format/internal-key-comparator.js
 import { type FileSystem, isNotFound } from '../fs/file-system.js';
 import { join } from 'node:path';
 import type { BlockCache } from './block-cache.js';
+import type { ResidentFiles } from './resident-files.js';
 import { type GetStatus, Table, type TableGetResult } from './table.js';
 import type { TableIterator, TableIteratorOptions } from './table-iterator.js';
 import type { TableStats } from './table-stats.js';
@@ -40,6 +41,8 @@ export interface TableCacheOptions {
   /** Aggregate read counters of every table opened. */
   stats?: TableStats;
   comparator?: InternalKeyComparator;
+  /** Whole files kept in memory once read often (table.ts, resident-files.ts); none → block reads go to the files. */
+  residentFiles?: ResidentFiles;
 }
 
 /** `NNNNNN.ldb`: the file number in at least six decimal digits (LevelDB's TableFileName). */
@@ -181,6 +184,7 @@ export class TableCache {
       verifyChecksums: this.options.verifyChecksums,
       stats: this.options.stats,
       comparator: this.options.comparator,
+      residentFiles: this.options.residentFiles,
     };
     const path = join(this.dir, tableFileName(fileNumber));
     try {

@@ -31,6 +31,7 @@ import { decompressBlockInScratch } from './compression.js';
 import { FilterBlockReader } from './filter-block.js';
 import { BlockHandle, Footer, MAX_FOOTER_SIZE, MIN_FOOTER_SIZE } from './footer.js';
 import { fullFilterMayMatch } from './full-filter-block.js';
+import type { ResidentFiles, ResidentHolder } from './resident-files.js';
 import {
   BLOCK_FILTER_PREFIX,
   decodeMetaindex,
@@ -99,9 +100,21 @@ export interface TableOptions {
   stats?: TableStats;
   /** @defaultValue the bytewise internal-key comparator */
   comparator?: InternalKeyComparator;
+  /**
+   * The budget of whole files kept in memory: once RESIDENT_AFTER_READS data blocks were read
+   * from this file, the table reads the whole file, if the budget admits it, and reads its blocks
+   * from memory from then on. None → every block read goes to the file.
+   */
+  residentFiles?: ResidentFiles;
 }
 
-export class Table {
+/** Bytes before a block and of its header that an LZ4 decode in place may overwrite: the spare plus a varint32's 5. */
+const SAVED_BYTES = SCRATCH_SPARE + 5;
+
+/** Data blocks read from a file before the table asks to keep the whole file in memory. */
+export const RESIDENT_AFTER_READS = 4;
+
+export class Table implements ResidentHolder {
   readonly path: string;
   readonly fileSize: number;
   readonly comparator: InternalKeyComparator;
@@ -135,6 +148,18 @@ export class Table {
   private readonly dataIter: BlockIterator;
   private readonly handle = new BlockHandle();
   private closed = false;
+  private readonly residentFiles: ResidentFiles | undefined;
+  /** The whole file, once admitted to `residentFiles`; block reads copy from it. */
+  private resident: Buffer | undefined = undefined;
+  /** Data blocks read from the file (until it is resident), and from memory (since). */
+  private blockReads = 0;
+  /**
+   * Reads from the file before the next load: RESIDENT_AFTER_READS, 8 times more after each
+   * eviction, so files that do not fit together do not take turns being read whole.
+   */
+  private residentAfter = RESIDENT_AFTER_READS;
+  /** The resident bytes a decode in place overwrites (decompressResident), kept to put back. */
+  private readonly savedBytes = new Uint8Array(SAVED_BYTES);
 
   private constructor(path: string, file: RandomAccessFile, fileSize: number, options: TableOptions) {
     this.path = path;
@@ -146,6 +171,7 @@ export class Table {
     this.verifyChecksums = options.verifyChecksums ?? true;
     this.ownsCacheId = options.cacheId === undefined;
     this.cacheId = options.cacheId ?? this.blockCache?.newId() ?? 0;
+    this.residentFiles = options.residentFiles;
 
     if (fileSize < MIN_FOOTER_SIZE) {
       throw corruption(`file too short to be an sstable (${fileSize} bytes)`, { file: path, offset: 0 });
@@ -312,6 +338,8 @@ export class Table {
     if (this.closed) return;
     this.closed = true;
     if (this.ownsCacheId) this.blockCache?.eraseTable(this.cacheId);
+    this.residentFiles?.release(this);
+    this.resident = undefined;
     this.file.close();
   }
 
@@ -358,12 +386,70 @@ export class Table {
     }
     // Read into the table's scratch buffer, 4 bytes in: no buffer per read, and room for the
     // LZ4 decoder's length prefix in place (decompressBlockInScratch). The result never aliases it.
+    const resident = this.resident;
+    if (resident !== undefined && handle.offset >= SCRATCH_SPARE) {
+      if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
+      return this.decompressResident(resident, handle, verify);
+    }
     const length = handle.size + BLOCK_TRAILER_SIZE;
     if (this.scratch.length < SCRATCH_SPARE + length) this.scratch = Buffer.allocUnsafe(Math.max(SCRATCH_SPARE + length, this.scratch.length * 2));
     const buf = this.scratch;
-    this.readInto(buf, SCRATCH_SPARE, handle.offset, length);
+    if (resident !== undefined) {
+      resident.copy(buf, SCRATCH_SPARE, handle.offset, handle.offset + length);
+    } else {
+      this.readInto(buf, SCRATCH_SPARE, handle.offset, length);
+      if (what === 'data' && ++this.blockReads === this.residentAfter) this.loadResident();
+    }
     const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, handle.offset) : buf[SCRATCH_SPARE + handle.size]!;
     return decompressBlockInScratch(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset);
+  }
+
+  /**
+   * The block at `handle` of the resident file, decoded where it lies: no copy. The decoder may
+   * overwrite the SCRATCH_SPARE bytes before the block and its header (LZ4's length prefix goes
+   * there, decompressBlockInScratch); they belong to the file, so they are put back after.
+   */
+  private decompressResident(resident: Buffer, handle: BlockHandle, verify: boolean): Uint8Array {
+    const start = handle.offset;
+    const type = verify ? verifyBlockTrailer(resident, start, handle.size, this.path, start) : resident[start + handle.size]!;
+    const saved = this.savedBytes;
+    const from = start - SCRATCH_SPARE;
+    for (let i = 0; i < SAVED_BYTES; i++) saved[i] = resident[from + i]!;
+    try {
+      return decompressBlockInScratch(type, resident, start, handle.size, this.path, start);
+    } finally {
+      for (let i = 0; i < SAVED_BYTES; i++) resident[from + i] = saved[i]!;
+    }
+  }
+
+  /**
+   * Reads the whole file into memory if the budget admits it. A read that fails leaves the table
+   * reading block by block, as before: a damaged part of the file fails the reads that need it.
+   */
+  private loadResident(): void {
+    const budget = this.residentFiles;
+    if (budget === undefined || this.closed || !budget.admit(this, this.fileSize)) return;
+    const bytes = Buffer.allocUnsafeSlow(this.fileSize);
+    try {
+      this.readInto(bytes, 0, 0, this.fileSize);
+    } catch {
+      budget.release(this);
+      return;
+    }
+    this.resident = bytes;
+    this.blockReads = 0;
+  }
+
+  /** @internal The budget let go of this file: its blocks are read from the file again. */
+  evictResident(): void {
+    this.resident = undefined;
+    this.blockReads = 0;
+    this.residentAfter = Math.min(this.residentAfter * 8, 1 << 24);
+  }
+
+  /** True while the whole file is held in memory (see TableOptions.residentFiles). */
+  get isResident(): boolean {
+    return this.resident !== undefined;
   }
 
   /** Reads `length` bytes at file `position` into `buf[at, at + length)` (inside the file size). */

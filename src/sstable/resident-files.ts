@@ -1,0 +1,72 @@
+/**
+ * ResidentFiles: whole table files kept in memory once reads keep coming back to them — what
+ * LevelDB gets from mmap-ing its tables (up to 1,000 files on 64-bit), where a block read is a
+ * memory access and the OS keeps the pages resident. Node cannot map a file, and a `pread` of one
+ * 4 KiB block costs several microseconds: a table read from often is read once whole, and its
+ * later block reads copy from memory. Checksums are still verified per block.
+ *
+ * Bounded in bytes (the database's `tableFileCacheSize`): to admit a file, the files least
+ * recently used are let go first; a file larger than the whole budget is never admitted. A table
+ * lets go of its bytes when it closes (evicted from the table cache, or its file deleted). One per
+ * database, shared by its regions' table caches; single-threaded, as the tables are.
+ */
+
+/** What a table gives the budget: its size, and a way to drop its bytes when evicted. */
+export interface ResidentHolder {
+  /** Called when the budget evicts the holder: it must drop its bytes and read from its file again. */
+  evictResident(): void;
+}
+
+export class ResidentFiles {
+  readonly capacity: number;
+  #used = 0;
+  /** Admitted holders and their sizes, least recently used first (Map order is insertion order). */
+  readonly #holders = new Map<ResidentHolder, number>();
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.#used;
+  }
+
+  /** Files held now. */
+  get files(): number {
+    return this.#holders.size;
+  }
+
+  /**
+   * Makes room for `size` bytes of `holder` (evicting the least recently used others) and counts
+   * them. False, with nothing evicted, if `size` exceeds the whole budget or the holder is in.
+   */
+  admit(holder: ResidentHolder, size: number): boolean {
+    if (size > this.capacity || this.#holders.has(holder)) return false;
+    for (const [other, otherSize] of this.#holders) {
+      if (this.#used + size <= this.capacity) break;
+      this.#holders.delete(other);
+      this.#used -= otherSize;
+      other.evictResident();
+    }
+    this.#holders.set(holder, size);
+    this.#used += size;
+    return true;
+  }
+
+  /** Marks `holder` most recently used. */
+  touch(holder: ResidentHolder): void {
+    const size = this.#holders.get(holder);
+    if (size === undefined) return;
+    this.#holders.delete(holder);
+    this.#holders.set(holder, size);
+  }
+
+  /** Forgets `holder` (it closed, or its load failed); no callback. */
+  release(holder: ResidentHolder): void {
+    const size = this.#holders.get(holder);
+    if (size === undefined) return;
+    this.#holders.delete(holder);
+    this.#used -= size;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Whole table files kept in memory (resident-files.ts, Table's residentFiles): a table read from
+ * often becomes resident, then answers exactly as it did from the file, leaves the file's bytes
+ * as they were (blocks are decoded in place and the bytes the LZ4 decoder borrows are put back),
+ * and the budget holds at most its bytes, least recently used first out.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { BloomFilterPolicy } from '../../src/filter/bloom.js';
+import { KeyProbes } from '../../src/filter/key-probes.js';
+import { MAX_SEQUENCE, encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
+import { CompressionType } from '../../src/sstable/compression.js';
+import { ResidentFiles, type ResidentHolder } from '../../src/sstable/resident-files.js';
+import { GetStatus, RESIDENT_AFTER_READS, Table, TableGetResult } from '../../src/sstable/table.js';
+import { buildTable, type Entry, hex, makeEntry, newMemFs, sortEntries } from './table-support.js';
+import type { MemFileSystem } from '../../src/fs/mem-fs.js';
+
+const bloom = new BloomFilterPolicy(10);
+
+function holder(log: string[], name: string): ResidentHolder {
+  return { evictResident: () => log.push(name) };
+}
+
+describe('ResidentFiles', () => {
+  it('admits within its capacity, evicts the least recently used first, and forgets released holders', () => {
+    const log: string[] = [];
+    const budget = new ResidentFiles(100);
+    const a = holder(log, 'a');
+    const b = holder(log, 'b');
+    const c = holder(log, 'c');
+    expect(budget.admit(a, 40)).toBe(true);
+    expect(budget.admit(b, 40)).toBe(true);
+    expect(budget.admit(a, 40)).toBe(false); // already in
+    budget.touch(a); // b is now the least recently used
+    expect(budget.admit(c, 40)).toBe(true);
+    expect(log).toEqual(['b']);
+    expect(budget.bytes).toBe(80);
+    expect(budget.files).toBe(2);
+    expect(budget.admit(holder(log, 'huge'), 101)).toBe(false); // larger than the whole budget: nothing evicted
+    expect(log).toEqual(['b']);
+    budget.release(a);
+    expect(budget.bytes).toBe(40);
+    budget.release(a); // idempotent
+    expect(budget.bytes).toBe(40);
+    expect(log).toEqual(['b']); // a release is not an eviction
+  });
+});
+
+function entries(n: number, seed: number): Entry[] {
+  const out: Entry[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = new TextEncoder().encode(`key-${String((i * 7919 + seed) % (4 * n)).padStart(8, '0')}`);
+    const value = new Uint8Array(60 + (i % 50)).map((_, j) => (j < 30 ? (i * 31 + j) & 0xff : 0x61));
+    out.push(makeEntry(key, 1 + i, i % 11 === 0 ? ValueType.DELETION : ValueType.VALUE, i % 11 === 0 ? new Uint8Array(0) : value));
+  }
+  const seen = new Set<string>();
+  return sortEntries(out.filter((e) => !seen.has(hex(e.userKey)) && seen.add(hex(e.userKey))));
+}
+
+function lookup(table: Table, userKey: Uint8Array): string {
+  const probes = new KeyProbes();
+  probes.reset(userKey);
+  const result = new TableGetResult();
+  const status = table.get(encodeInternalKey(userKey, MAX_SEQUENCE, ValueType.VALUE), userKey, probes, result);
+  return status === GetStatus.FOUND ? `found ${hex(result.value)}` : status === GetStatus.DELETED ? 'deleted' : 'absent';
+}
+
+function build(fs: MemFileSystem, path: string, es: Entry[], compression: CompressionType): void {
+  buildTable(fs, path, es, { compression, filterPolicy: bloom, blockSize: 512 });
+}
+
+describe('a resident table', () => {
+  for (const [name, compression] of [
+    ['lz4', CompressionType.LZ4],
+    ['snappy', CompressionType.SNAPPY],
+    ['none', CompressionType.NONE],
+  ] as const) {
+    it(`answers as from its file, and leaves the file's bytes unchanged (${name})`, () => {
+      const fs = newMemFs();
+      const es = entries(600, 3);
+      build(fs, '/db/t.ldb', es, compression);
+      const before = fs.readFile('/db/t.ldb').slice();
+      const budget = new ResidentFiles(1 << 20);
+      const plain = Table.open(fs, '/db/t.ldb');
+      const resident = Table.open(fs, '/db/t.ldb', { residentFiles: budget });
+      fc.assert(
+        fc.property(fc.array(fc.nat({ max: es.length + 50 }), { minLength: 1, maxLength: 40 }), (picks) => {
+          for (const p of picks) {
+            // Present keys, and absent ones between them.
+            const key = p < es.length ? es[p]!.userKey : new TextEncoder().encode(`key-${String(p * 13).padStart(8, '0')}x`);
+            expect(lookup(resident, key)).toBe(lookup(plain, key));
+          }
+        }),
+        { numRuns: 50 },
+      );
+      expect(resident.isResident).toBe(true);
+      expect(budget.bytes).toBe(resident.fileSize);
+      // A full scan in both directions through the resident bytes.
+      const it = resident.newIterator();
+      let i = 0;
+      for (it.seekToFirst(); it.valid(); it.next(), i++) {
+        expect(hex(it.key())).toBe(hex(es[i]!.key));
+        expect(hex(it.value())).toBe(hex(es[i]!.value));
+      }
+      expect(i).toBe(es.length);
+      for (it.seekToLast(); it.valid(); it.prev()) expect(hex(it.key())).toBe(hex(es[--i]!.key));
+      it.close();
+      expect(hex(fs.readFile('/db/t.ldb'))).toBe(hex(before));
+      resident.close();
+      plain.close();
+      expect(budget.bytes).toBe(0); // a closed table lets go of its bytes
+    });
+  }
+
+  it(`becomes resident after ${RESIDENT_AFTER_READS} data block reads from its file, not before`, () => {
+    const fs = newMemFs();
+    const es = entries(400, 5);
+    build(fs, '/db/t.ldb', es, CompressionType.LZ4);
+    const table = Table.open(fs, '/db/t.ldb', { residentFiles: new ResidentFiles(1 << 20) });
+    expect(table.isResident).toBe(false); // opening reads the index, filter and properties only
+    for (let n = 1; n <= RESIDENT_AFTER_READS; n++) {
+      // Keys far apart: each lookup reads another block (no block cache here).
+      lookup(table, es[(n * 97) % es.length]!.userKey);
+      expect(table.isResident).toBe(n === RESIDENT_AFTER_READS);
+    }
+    table.close();
+  });
+
+  it('files that do not fit together: the least recently used goes back to its file and still reads right', () => {
+    const fs = newMemFs();
+    const a = entries(400, 1);
+    const b = entries(400, 2);
+    build(fs, '/db/a.ldb', a, CompressionType.LZ4);
+    build(fs, '/db/b.ldb', b, CompressionType.LZ4);
+    const size = Math.max(fs.size('/db/a.ldb'), fs.size('/db/b.ldb'));
+    const budget = new ResidentFiles(size + size / 2);
+    const ta = Table.open(fs, '/db/a.ldb', { residentFiles: budget });
+    const tb = Table.open(fs, '/db/b.ldb', { residentFiles: budget });
+    for (let n = 0; n < 2 * RESIDENT_AFTER_READS; n++) lookup(ta, a[(n * 53) % a.length]!.userKey);
+    expect(ta.isResident).toBe(true);
+    for (let n = 0; n < 2 * RESIDENT_AFTER_READS; n++) lookup(tb, b[(n * 53) % b.length]!.userKey);
+    expect(tb.isResident).toBe(true);
+    expect(ta.isResident).toBe(false);
+    expect(budget.files).toBe(1);
+    // Evicted once, it waits 8 times longer before it asks again: the two do not take turns.
+    for (let n = 1; n < 8 * RESIDENT_AFTER_READS; n++) {
+      const e = a[(n * 53) % a.length]!;
+      expect(lookup(ta, e.userKey)).toBe(e.type === ValueType.DELETION ? 'deleted' : `found ${hex(e.value)}`);
+    }
+    expect(ta.isResident).toBe(false);
+    lookup(ta, a[0]!.userKey);
+    expect(ta.isResident).toBe(true);
+    expect(tb.isResident).toBe(false);
+    for (const e of a) expect(lookup(ta, e.userKey)).toBe(e.type === ValueType.DELETION ? 'deleted' : `found ${hex(e.value)}`);
+    ta.close();
+    tb.close();
+  });
+
+  it('a file larger than the whole budget is never held', () => {
+    const fs = newMemFs();
+    const es = entries(400, 9);
+    build(fs, '/db/t.ldb', es, CompressionType.LZ4);
+    const budget = new ResidentFiles(fs.size('/db/t.ldb') - 1);
+    const table = Table.open(fs, '/db/t.ldb', { residentFiles: budget });
+    for (const e of es) lookup(table, e.userKey);
+    expect(table.isResident).toBe(false);
+    expect(budget.bytes).toBe(0);
+    table.close();
+  });
+});
