@@ -109,6 +109,7 @@ export class DBImpl {
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);
     const residentFiles = options.tableFileCacheSize > 0 ? new ResidentFiles(options.tableFileCacheSize) : undefined;
+    this.stats.residentFiles = residentFiles;
     this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, r.index, options, this.stats, blockCache, residentFiles));
     this.#queue = new WriteQueue({
       checkWritable: () => this.#checkWritable(),

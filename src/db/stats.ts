@@ -4,6 +4,7 @@
  * filter and block counters accumulate per region in `regionTables[r]`, the sink every open table
  * of that region reports to; `tables` sums them.
  */
+import type { ResidentFiles } from '../sstable/resident-files.js';
 import { TableStats } from '../sstable/table-stats.js';
 
 /** Why writers waited (LevelDB's stall reasons). */
@@ -53,6 +54,9 @@ export class DBStats {
     this.regionGets = new Array<number>(regions).fill(0);
   }
 
+  /** The database's whole files held in memory (options.tableFileCacheSize), for the report. */
+  residentFiles: ResidentFiles | undefined = undefined;
+
   /** The table counters summed over regions. */
   get tables(): TableStats {
     if (this.regionTables.length === 1) return this.regionTables[0]!;
@@ -72,6 +76,9 @@ export class DBStats {
       filterNegatives: t.filterNegatives,
       filterFalsePositives: t.filterFalsePositives,
       blocksRead: t.blocksRead,
+      blocksReadFromMemory: t.blocksReadFromMemory,
+      tableFileCacheBytes: this.residentFiles?.bytes ?? 0,
+      tableFileCacheFiles: this.residentFiles?.files ?? 0,
       blockCacheHits: t.blockCacheHits,
       blockCacheMisses: t.blockCacheMisses,
       flushes: this.flushes,

@@ -15,6 +15,8 @@ export class TableStats {
   filterFalsePositives = 0;
   /** Data blocks read from the file (block cache misses, and reads with no cache). */
   blocksRead = 0;
+  /** Of `blocksRead`, those read from the file's bytes held in memory (resident-files.ts): no system call. */
+  blocksReadFromMemory = 0;
   /** Data block lookups the block cache answered. */
   blockCacheHits = 0;
   /** Data block lookups the block cache did not answer (each then reads the file). */
@@ -26,6 +28,7 @@ export class TableStats {
     this.filterNegatives += other.filterNegatives;
     this.filterFalsePositives += other.filterFalsePositives;
     this.blocksRead += other.blocksRead;
+    this.blocksReadFromMemory += other.blocksReadFromMemory;
     this.blockCacheHits += other.blockCacheHits;
     this.blockCacheMisses += other.blockCacheMisses;
   }
@@ -36,6 +39,7 @@ export class TableStats {
     this.filterNegatives = 0;
     this.filterFalsePositives = 0;
     this.blocksRead = 0;
+    this.blocksReadFromMemory = 0;
     this.blockCacheHits = 0;
     this.blockCacheMisses = 0;
   }

@@ -387,6 +387,10 @@ export class Table implements ResidentHolder {
     // Read into the table's scratch buffer, 4 bytes in: no buffer per read, and room for the
     // LZ4 decoder's length prefix in place (decompressBlockInScratch). The result never aliases it.
     const resident = this.resident;
+    if (resident !== undefined) {
+      this.stats.blocksReadFromMemory++;
+      this.sink.blocksReadFromMemory++;
+    }
     if (resident !== undefined && handle.offset >= SCRATCH_SPARE) {
       if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
       return this.decompressResident(resident, handle, verify);
