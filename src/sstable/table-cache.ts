@@ -58,6 +58,8 @@ export function sstTableFileName(fileNumber: number): string {
 class CachedTable {
   /** The cache's hold (while listed) plus one per open iterator. */
   refs = 1;
+  /** The cache's clock at this table's last use: the least recent is evicted first. */
+  lastUse = 0;
   constructor(
     readonly fileNumber: number,
     readonly table: Table,
@@ -73,8 +75,13 @@ export class TableCache {
   private readonly fs: FileSystem;
   private readonly dir: string;
   private readonly options: TableCacheOptions;
-  /** Open tables in recency order: Map iteration order is insertion order, oldest first. */
+  /** Open tables by file number. */
   private readonly tables = new Map<number, CachedTable>();
+  /**
+   * Ticks once per use. A hit only stamps the table (no Map reordering on the lookup path: a get
+   * consults up to a dozen tables); an eviction, rare, scans for the oldest stamp.
+   */
+  private clock = 0;
   /** Block cache id of each file number seen (see the file header). */
   private readonly cacheIds = new Map<number, number>();
 
@@ -153,16 +160,16 @@ export class TableCache {
     const cached = tables.get(fileNumber);
     if (cached !== undefined) {
       this.hits++;
-      // Most recently used goes last in the Map's order.
-      tables.delete(fileNumber);
-      tables.set(fileNumber, cached);
+      cached.lastUse = ++this.clock;
       return cached;
     }
     this.misses++;
     const opened = new CachedTable(fileNumber, this.open(fileNumber, fileSize));
+    opened.lastUse = ++this.clock;
     tables.set(fileNumber, opened);
     if (tables.size > this.capacity) {
-      const oldest = tables.values().next().value!;
+      let oldest = opened;
+      for (const t of tables.values()) if (t.lastUse < oldest.lastUse) oldest = t;
       tables.delete(oldest.fileNumber);
       this.release(oldest);
     }
