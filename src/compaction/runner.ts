@@ -36,6 +36,11 @@ export interface JobRunner {
   submit(job: Job, done: JobCallback): void;
   /** Blocks until no job is pending, or until `until()` is true (asked first and after each answer). */
   waitSync(until?: () => boolean): void;
+  /**
+   * Delivers, without blocking, the answers that have already arrived: a thread that does not
+   * yield to the event loop (a loop of sync writes or reads) still installs finished jobs.
+   */
+  poll(): void;
   /** Jobs submitted and not yet done. */
   readonly pending: number;
   /** Abandons every job not yet done (each still gets its `done`), then stops; see the file header. */
@@ -87,6 +92,9 @@ export class InlineRunner implements JobRunner {
   waitSync(until?: () => boolean): void {
     while (this.#queue.length > 0 && until?.() !== true) this.#runOne();
   }
+
+  /** Nothing arrives on its own here: jobs run when the event loop turns, or in waitSync. */
+  poll(): void {}
 
   /** Jobs queued behind the one running (which, on this thread, has finished) stop before they begin. */
   async close(): Promise<void> {
@@ -366,6 +374,14 @@ export class WorkerRunner implements JobRunner {
       else Atomics.wait(sleepCell, 0, 0, 1);
     }
     this.#inline?.waitSync(until);
+  }
+
+  poll(): void {
+    const port = this.#port;
+    if (port === null || this.#waiting.size === 0) return;
+    for (let m = receiveMessageOnPort(port); m !== undefined; m = this.#port === null ? undefined : receiveMessageOnPort(this.#port)) {
+      this.#receive(m.message as WorkerMessage);
+    }
   }
 
   async close(): Promise<void> {

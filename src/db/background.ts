@@ -281,6 +281,19 @@ export class BackgroundWork {
   }
 
   /**
+   * Installs the flushes and merges that have finished, without waiting: called from the write
+   * and read paths, so a thread that never yields to the event loop (a loop of sync calls, or
+   * awaits of promises already resolved) does not leave the workers idle with results unread.
+   */
+  pollSync(): void {
+    this.#flushRunner.poll();
+    this.#compactRunner.poll();
+    // A compaction scheduled for the next turn of the event loop (at open) starts here if that
+    // turn has not come.
+    if (!this.#compacting) this.maybeCompact();
+  }
+
+  /**
    * Blocks until no flush is running (for synchronous writers): until the running one settles, not
    * through the merge its install may start (a part of which may run on the flush worker).
    */
