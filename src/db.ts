@@ -325,6 +325,26 @@ export class DB {
   }
 
   /**
+   * For a database opened with `readOnly: true`: catches up with the writer's state on disk now
+   * (its MANIFEST's tables and its WALs, re-read; RocksDB's secondary instance catching up).
+   * Iterators already open keep reading what they opened on. INVALID_ARGUMENT while a snapshot is
+   * held (release it first); NOT_SUPPORTED on a database opened for writing.
+   */
+  refresh(): Promise<void> {
+    try {
+      this.refreshSync();
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  refreshSync(): void {
+    this.#checkOpen();
+    this.#impl.refresh();
+  }
+
+  /**
    * A property of the database as a string, or undefined for an unknown name:
    * `sievekv.stats` (JSON: counters and per-level files and bytes), `sievekv.num-files-at-level<N>`,
    * `sievekv.approximate-memory-usage`, `sievekv.estimate-num-keys`, `sievekv.regions` (JSON: per

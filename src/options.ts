@@ -19,6 +19,13 @@ export interface Options {
   /** Fail with INVALID_ARGUMENT if a database already exists. @defaultValue false */
   errorIfExists?: boolean;
   /**
+   * Open without the lock and write nothing at all (no WAL, MANIFEST, LOG, lock file, flush or
+   * compaction), so a second process can read a database a writer holds open: it sees the state
+   * on disk at the open (tables, and the WALs replayed in memory) until `db.refresh()`. Writes are
+   * NOT_SUPPORTED; the database must exist (`createIfMissing` is ignored). @defaultValue false
+   */
+  readOnly?: boolean;
+  /**
    * A damaged WAL record (anything but a torn tail of the newest WAL) fails the open with
    * CORRUPTION. With `false`, only the damaged bytes are skipped, counted in `sievekv.stats` and
    * LOG, and the WAL is kept in `lost/`. A damaged MANIFEST, CURRENT or table is CORRUPTION
@@ -104,6 +111,7 @@ export interface Options {
 export interface ResolvedOptions {
   readonly createIfMissing: boolean;
   readonly errorIfExists: boolean;
+  readonly readOnly: boolean;
   readonly paranoidChecks: boolean;
   readonly writeBufferSize: number;
   readonly blockSize: number;
@@ -128,7 +136,7 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = new Set<string>([
-  'createIfMissing', 'errorIfExists', 'paranoidChecks', 'writeBufferSize', 'blockSize',
+  'createIfMissing', 'errorIfExists', 'readOnly', 'paranoidChecks', 'writeBufferSize', 'blockSize',
   'blockRestartInterval', 'compression', 'filterPolicy', 'tableFilterPolicy', 'filterScope', 'blockCacheSize', 'tableFileCacheSize',
   'maxOpenFiles', 'maxFileSize', 'l0CompactionTrigger', 'l0SlowdownTrigger', 'l0StopTrigger',
   'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'fs',
@@ -199,6 +207,7 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
   const resolved: ResolvedOptions = {
     createIfMissing: bool(options, 'createIfMissing', true),
     errorIfExists: bool(options, 'errorIfExists', false),
+    readOnly: bool(options, 'readOnly', false),
     paranoidChecks: bool(options, 'paranoidChecks', true),
     writeBufferSize: int(options, 'writeBufferSize', 4 * 1024 * 1024, 1024, 1 << 30),
     blockSize: int(options, 'blockSize', 4096, 128, 64 * 1024 * 1024),
@@ -221,6 +230,9 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
     maxBatchSize: int(options, 'maxBatchSize', 64 * 1024 * 1024, 1024, 1 << 30),
     fs,
   };
+  if (resolved.readOnly && resolved.errorIfExists) {
+    throw invalidArgument('options readOnly and errorIfExists exclude each other: a read-only open needs an existing database');
+  }
   if (!(resolved.l0CompactionTrigger <= resolved.l0SlowdownTrigger && resolved.l0SlowdownTrigger <= resolved.l0StopTrigger)) {
     throw invalidArgument('options must satisfy l0CompactionTrigger <= l0SlowdownTrigger <= l0StopTrigger');
   }

@@ -17,16 +17,18 @@
  * - Where the replayed writes go (`mayFlushReplayInBackground`): usually into the background
  *   flush, as after a memtable switch, their WALs live until it installs; otherwise to level 0
  *   before the open returns, as LevelDB does.
+ * - A read-only open (and `refresh()`) writes nothing and takes no lock, so a writer may move on
+ *   while it reads: it compares `writerStamp` before and after, and reads again if it moved.
  */
 import { join } from 'node:path';
 import { ErrorCode, invalidArgument, isSieveError, SieveError } from '../errors.js';
-import { readFully, type FileSystem, type RandomAccessFile } from '../fs/file-system.js';
+import { type FileLock, isNotFound, readFully, type FileSystem, type RandomAccessFile } from '../fs/file-system.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { singleRegionRouter } from '../shard/region-router.js';
-import { FileType, parseFileName } from '../version/filenames.js';
+import { currentFileName, descriptorFileName, FileType, parseFileName } from '../version/filenames.js';
 import { LogReader, type LogCorruption } from '../wal/log-reader.js';
 import { batchSequence, checkBatch } from '../wal/write-batch.js';
-import type { InfoLog } from './info-log.js';
+import { InfoLog } from './info-log.js';
 
 /** Where damaged files that recovery skipped are kept (also used by `DB.repair`). */
 export const LOST_DIR = 'lost';
@@ -245,4 +247,39 @@ export function moveToLost(fs: FileSystem, dir: string, name: string): void {
   fs.rename(join(dir, name), join(lost, name));
   fs.syncDir(dir);
   fs.syncDir(lost);
+}
+
+/** A read-only database holds no lock: releasing this one does nothing. */
+export const NO_LOCK: FileLock = { release() {} };
+
+/** A read-only database's info log: it writes no LOG (what it finds is in `sievekv.stats`). */
+export class SilentInfoLog extends InfoLog {
+  override log(): void {}
+  override close(): void {}
+}
+
+/**
+ * What a read-only load compares before and after it reads, to know that the writer did not move
+ * meanwhile: CURRENT's contents and the size of the MANIFEST it names. A writer records every
+ * change in the MANIFEST (or a new MANIFEST that CURRENT then names) before it deletes a file
+ * the change retires — a WAL now in a table, a table compacted away — so an unchanged stamp means
+ * that every file the load found missing was missing in the state it read: damage, not a race.
+ */
+export function writerStamp(fs: FileSystem, dir: string): string {
+  let current: string;
+  try {
+    current = new TextDecoder().decode(fs.readFile(currentFileName(dir)));
+  } catch (err) {
+    if (isNotFound(err)) return 'no CURRENT';
+    throw err;
+  }
+  const match = /^MANIFEST-(\d+)\n$/.exec(current);
+  if (match === null) return current;
+  let size = -1;
+  try {
+    size = fs.size(descriptorFileName(dir, Number(match[1])));
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  return `${current.trim()} ${size}`;
 }
