@@ -23,7 +23,7 @@
  * write fails with it (nothing is silently lost), reads go on, and reopening recovers every
  * acknowledged write from the WAL and the tables.
  */
-import { invalidArgument, isSieveError, SieveError, ErrorCode, ioError } from '../errors.js';
+import { invalidArgument, isSieveError, notSupported, SieveError, ErrorCode, ioError } from '../errors.js';
 import type { FileLock, FileSystem } from '../fs/file-system.js';
 import { isNotFound } from '../fs/file-system.js';
 import { KeyProbes } from '../filter/key-probes.js';
@@ -36,7 +36,19 @@ import type { Version } from '../version/version.js';
 import { VersionSet } from '../version/version-set.js';
 import { LogWriter } from '../wal/log-writer.js';
 import { BatchEntries, forEachBatchEntry, WriteBatch } from '../wal/write-batch.js';
-import { checkNoDatabaseLeft, checkRouter, LOST_DIR, mayFlushReplayInBackground, moveToLost, replayWal, REPLAY_LIMIT_WRITE_BUFFERS, syncFile } from './recovery.js';
+import {
+  checkNoDatabaseLeft,
+  checkRouter,
+  LOST_DIR,
+  mayFlushReplayInBackground,
+  moveToLost,
+  NO_LOCK,
+  replayWal,
+  REPLAY_LIMIT_WRITE_BUFFERS,
+  SilentInfoLog,
+  syncFile,
+  writerStamp,
+} from './recovery.js';
 import { InfoLog } from './info-log.js';
 import { Region, regionDir } from './region.js';
 import { SnapshotList, type Snapshot } from './snapshot.js';
@@ -65,6 +77,14 @@ const RESOLVED = Promise.resolve();
 const SLEEP_CELL = new Int32Array(new SharedArrayBuffer(4));
 /** Writers at l0SlowdownTrigger sleep 1 ms per this many bytes written (see #countSlowdown). */
 const SLOWDOWN_BYTES = 64 * 1024;
+/**
+ * Reads of a busy writer's state a read-only open or refresh() makes before it gives up: each
+ * one is lost only to a writer logging a change meanwhile, which takes it a few milliseconds.
+ */
+const READ_ONLY_LOAD_ATTEMPTS = 20;
+
+/** Thrown inside #loadReadOnly when the writer moved while it read: read again. */
+class WriterMoved extends Error {}
 
 function batchOfOne(batch: WriteBatch, type: ValueType, key: Uint8Array, value: Uint8Array): WriteBatch {
   if (type === ValueType.VALUE) batch.put(key, value);
@@ -79,7 +99,10 @@ export class DBImpl {
   readonly openIterators = new Set<EntryIterator>();
   readonly regions: Region[];
   readonly tables: TableAccess[];
-  readonly #versions: VersionSet;
+  /** Opened with `readOnly`: no lock, nothing written, `refresh()` re-reads the writer's state. */
+  readonly readOnly: boolean;
+  /** Replaced whole by a read-only database's `refresh()`; a writer's is the same for its life. */
+  #versions: VersionSet;
   readonly #lock: FileLock;
   readonly #info: InfoLog;
   readonly #probes = new KeyProbes();
@@ -101,6 +124,7 @@ export class DBImpl {
     info: InfoLog,
   ) {
     const fs = options.fs;
+    this.readOnly = options.readOnly;
     this.#lock = lock;
     this.#info = info;
     this.#versions = new VersionSet(dir, fs, router.regions.length);
@@ -174,6 +198,7 @@ export class DBImpl {
 
   /** Opens (creating if allowed) the database in `dir`. Synchronous; throws typed errors. */
   static open(dir: string, options: ResolvedOptions, router: RegionRouter = singleRegionRouter): DBImpl {
+    if (options.readOnly) return DBImpl.#openReadOnly(dir, options, router);
     const fs = options.fs;
     if (options.createIfMissing) {
       fs.mkdir(dir);
@@ -323,10 +348,146 @@ export class DBImpl {
   }
 
   // ---------------------------------------------------------------------------------------------
+  // Read-only open and refresh (RocksDB's secondary instance)
+
+  /**
+   * Opens the existing database in `dir` for reading only: no lock, and nothing written — no
+   * directory, LOG, WAL, MANIFEST, table or lock file, no flush, no compaction. A writer may hold
+   * the database open meanwhile; this reads the state on disk now (#loadReadOnly).
+   */
+  static #openReadOnly(dir: string, options: ResolvedOptions, router: RegionRouter): DBImpl {
+    const fs = options.fs;
+    const db = new DBImpl(dir, options, router, NO_LOCK, new SilentInfoLog(fs, dir));
+    try {
+      if (!fs.exists(currentFileName(dir))) {
+        if (fs.exists(dir)) checkNoDatabaseLeft(fs, dir, db.regions.map((r) => r.dir));
+        throw invalidArgument(`the database in ${dir} does not exist (a read-only open creates nothing)`);
+      }
+      checkRouter(fs, dir, router, true);
+      db.#loadReadOnly();
+      return db;
+    } catch (err) {
+      db.#closeFiles();
+      throw err;
+    }
+  }
+
+  /**
+   * Read-only: catches up with the writer — the tables its MANIFEST names now and the WALs it
+   * holds live, replayed into fresh memtables. Iterators already open keep reading the state
+   * they were opened on. Snapshots could not (the writer's compaction does not keep what they
+   * see), so `refresh()` with a snapshot held is INVALID_ARGUMENT.
+   */
+  refresh(): void {
+    if (this.#closed) throw new SieveError(ErrorCode.CLOSED, 'the database is closed');
+    if (!this.readOnly) throw notSupported('refresh() is for a database opened with readOnly: true; this one is always current');
+    if (this.snapshots.size > 0) {
+      throw invalidArgument(`refresh() with ${this.snapshots.size} snapshot(s) held: release them first (they read the state refresh() replaces)`);
+    }
+    this.#loadReadOnly();
+  }
+
+  /**
+   * Loads the state on disk into this (read-only) database: a fresh VersionSet recovered from
+   * CURRENT's MANIFEST (a torn tail of a MANIFEST being appended is what a crash leaves, and
+   * tolerated), and every WAL at or after its log number replayed into fresh memtables (the
+   * newest may end torn: the writer is appending to it). Nothing is written or flushed, however
+   * large the WALs. A writer that moves on meanwhile (an edit logged, a WAL or table deleted, a
+   * new MANIFEST) changes `writerStamp`; then the load starts over, up to READ_ONLY_LOAD_ATTEMPTS
+   * times. Until a load succeeds the database keeps its previous state.
+   */
+  #loadReadOnly(): void {
+    const fs = this.fs;
+    for (let attempt = 1; ; attempt++) {
+      const stamp = writerStamp(fs, this.dir);
+      const saved = this.regions.map((r) => ({ mem: r.mem, imm: r.imm }));
+      try {
+        const versions = this.#readOnlyState();
+        if (writerStamp(fs, this.dir) !== stamp) throw new WriterMoved();
+        const old = this.#versions;
+        this.#versions = versions;
+        // Tables the new state no longer names: their handles go (iterators keep theirs).
+        const live = versions.liveFiles();
+        for (const n of old.current.fileNumbers()) if (!live.has(n)) for (const t of this.tables) t.evict(n);
+        old.close();
+        return;
+      } catch (err) {
+        saved.forEach((s, i) => {
+          this.regions[i]!.mem = s.mem;
+          this.regions[i]!.imm = s.imm;
+        });
+        const moved = err instanceof WriterMoved || writerStamp(fs, this.dir) !== stamp;
+        if (!moved) throw err;
+        if (attempt === READ_ONLY_LOAD_ATTEMPTS) {
+          throw ioError(`the database in ${this.dir} changed under each of ${attempt} attempts to read it: its writer is too busy`, {
+            cause: err instanceof WriterMoved ? undefined : err,
+          });
+        }
+      }
+    }
+  }
+
+  /** One attempt of #loadReadOnly: the new VersionSet; the regions get memtables of the WALs. */
+  #readOnlyState(): VersionSet {
+    const fs = this.fs;
+    const versions = new VersionSet(this.dir, fs, this.regions.length);
+    versions.recover();
+    const logs: number[] = [];
+    const expected = new Set(versions.liveFiles());
+    for (const r of this.regions) {
+      if (r.index !== 0 && !fs.exists(r.dir)) continue;
+      for (const name of fs.list(r.dir)) {
+        const parsed = parseFileName(name);
+        if (parsed === undefined) continue;
+        if (parsed.type === FileType.TABLE) expected.delete(parsed.number);
+        if (r.index === 0 && parsed.type === FileType.LOG && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber)) {
+          logs.push(parsed.number);
+        }
+      }
+    }
+    if (expected.size > 0) {
+      throw new SieveError(ErrorCode.CORRUPTION, `${expected.size} table file(s) named by the MANIFEST are missing: ${[...expected].slice(0, 5).join(', ')}`, {
+        file: this.dir,
+      });
+    }
+    if (versions.logNumber > 0 && !logs.includes(versions.logNumber)) {
+      throw new SieveError(ErrorCode.CORRUPTION, `the MANIFEST names WAL ${versions.logNumber} as live, but it is missing`, {
+        file: logFileName(this.dir, versions.logNumber),
+      });
+    }
+    logs.sort((a, b) => a - b);
+    const sizes = logs.map((n) => fs.size(logFileName(this.dir, n)));
+    let newest = -1;
+    logs.forEach((n, i) => {
+      if (sizes[i]! > 0) newest = n;
+    });
+    for (const region of this.regions) {
+      region.switchMemTable();
+      region.imm = null;
+    }
+    let maxSequence = versions.lastSequence;
+    for (const number of logs) {
+      const replay = replayWal(fs, logFileName(this.dir, number), {
+        newest: number === newest,
+        paranoid: this.options.paranoidChecks,
+        info: this.#info,
+        apply: (record, sequence) => this.#applyBatch(record, sequence),
+      });
+      maxSequence = Math.max(maxSequence, replay.maxSequence);
+      this.stats.walRecordsSkipped += replay.skippedRecords;
+      this.stats.walBytesSkipped += replay.skippedBytes;
+      this.stats.walTornBytes += replay.tornBytes;
+    }
+    versions.lastSequence = maxSequence;
+    return versions;
+  }
+
+  // ---------------------------------------------------------------------------------------------
   // Write path
 
   #checkWritable(): void {
     if (this.#closed) throw new SieveError(ErrorCode.CLOSED, 'the database is closed');
+    if (this.readOnly) throw notSupported('the database is open read-only (readOnly: true): it takes no writes');
     if (this.#bgError !== null) throw this.#bgError;
   }
 
@@ -394,7 +555,7 @@ export class DBImpl {
    * queue as a batch of one.
    */
   writeOne(type: ValueType, key: Uint8Array, value: Uint8Array, sync: boolean): Promise<void> {
-    if (!sync && this.#closed === false && this.#bgError === null && this.#idle()) {
+    if (!sync && this.#closed === false && !this.readOnly && this.#bgError === null && this.#idle()) {
       try {
         this.#commitOne(type, key, value, false);
         return RESOLVED;
