@@ -15,6 +15,7 @@ import { DB } from '../../src/db.js';
 import { isSieveError, SieveError } from '../../src/errors.js';
 import type { FileSystem } from '../../src/fs/file-system.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
+import { JumpRouter } from '../../src/shard/jump-router.js';
 import { startWriterChild, type CrashChild } from '../support/crash-child.js';
 import { writerKey, writerValue } from './read-only-writer.js';
 
@@ -337,6 +338,26 @@ describe('read-only open of a closed database', () => {
     await second.close();
     expect(contents(reader)).toEqual(model);
     await reader.close();
+  });
+
+  it('a sharded database: every region read, the router checked, nothing written', async () => {
+    const dir = tempDir();
+    const model: Model = new Map();
+    const db = await DB.open(dir, { router: new JumpRouter(3), writeBufferSize: 16 * 1024 });
+    for (let i = 0; i < 2000; i++) {
+      await db.put(writerKey(i), writerValue('s', i));
+      model.set(writerKey(i), writerValue('s', i));
+    }
+    await db.close();
+    const before = image(dir);
+    const reader = await DB.open(dir, { readOnly: true, router: new JumpRouter(3) });
+    try {
+      expect(contents(reader)).toEqual(sorted(model));
+    } finally {
+      await reader.close();
+    }
+    await expect(DB.open(dir, { readOnly: true })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(image(dir)).toEqual(before);
   });
 
   it('a torn WAL tail is read up to the tear and left as it is', async () => {
