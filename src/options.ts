@@ -238,3 +238,6 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
   }
   return resolved;
 }
+
+/** Every option name `resolveOptions` accepts: what an adapter (sievekv/level) passes through. */
+export const OPTION_NAMES: ReadonlySet<string> = KNOWN;
