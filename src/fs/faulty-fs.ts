@@ -27,6 +27,7 @@ export type FsOperation =
   | 'sync'
   | 'syncAsync'
   | 'rename'
+  | 'link'
   | 'remove'
   | 'syncDir'
   | 'mkdir'
@@ -53,6 +54,7 @@ export const FS_OPERATIONS: readonly FsOperation[] = [
   'lock',
   'size',
   'close',
+  'link',
 ] as const;
 
 export interface Fault {
@@ -210,6 +212,11 @@ export class FaultyFileSystem implements FileSystem {
   rename(from: string, to: string): void {
     this.#guard('rename', from);
     this.inner.rename(from, to);
+  }
+
+  link(from: string, to: string): void {
+    this.#guard('link', to);
+    this.inner.link(from, to);
   }
 
   remove(path: string): void {

@@ -35,6 +35,13 @@ export interface FileSystem {
   mkdir(dir: string): void;
   /** Atomically replaces `to` with `from` (POSIX rename). Durable after `syncDir`. */
   rename(from: string, to: string): void;
+  /**
+   * Makes `to` a second name of the file `from` (a hard link: the same bytes, nothing copied).
+   * `to` must not exist. Durable after `syncDir` of `to`'s directory. Where the file system
+   * cannot (`to` on another file system, or one without hard links) it throws IO_ERROR with the
+   * OS error as cause — EXDEV, EPERM, ENOTSUP, EMLINK — and the caller copies instead.
+   */
+  link(from: string, to: string): void;
   /** Removes a file; a missing file is not an error. */
   remove(path: string): void;
   /** Makes the directory's entries (creations, renames, removals) durable. */

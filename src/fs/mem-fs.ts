@@ -194,6 +194,18 @@ export class MemFileSystem implements FileSystem {
     this.#nameChanged(to, inode);
   }
 
+  /** A second name for the same inode: appends through either name show through both. */
+  link(from: string, to: string): void {
+    const inode = this.#inode('link', from);
+    this.#checkParent('link', to);
+    if (this.#live.has(to) || this.#dirs.has(to)) {
+      const cause = Object.assign(new Error(`EEXIST: file already exists, link '${from}' -> '${to}'`), { code: 'EEXIST' });
+      throw ioError('link failed: EEXIST', { file: to, cause });
+    }
+    this.#live.set(to, inode);
+    this.#nameChanged(to, inode);
+  }
+
   remove(path: string): void {
     this.#live.delete(path);
     this.#nameChanged(path, undefined);

@@ -212,6 +212,14 @@ export class NodeFileSystem implements FileSystem {
     }
   }
 
+  link(from: string, to: string): void {
+    try {
+      fs.linkSync(from, to);
+    } catch (err) {
+      throw wrap('link', from, err);
+    }
+  }
+
   remove(path: string): void {
     try {
       fs.rmSync(path, { force: true });
