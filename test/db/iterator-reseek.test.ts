@@ -118,6 +118,24 @@ describe('an iterator at its end or limit', () => {
   });
 });
 
+describe('values: false', () => {
+  it('yields every key with an empty value, in both directions and across a seek', async () => {
+    const db = await filled(['a', 'b', 'c']);
+    await db.compactRange();
+    await db.put('d', 'in the memtable');
+    for (const reverse of [false, true]) {
+      const it = db.iterator({ values: false, reverse });
+      const rows = drain(it);
+      expect(keysOf(rows)).toEqual(reverse ? ['d', 'c', 'b', 'a'] : ['a', 'b', 'c', 'd']);
+      expect(rows.every(([, v]) => v.length === 0)).toBe(true);
+      it.seek('b');
+      expect(keysOf(drain(it))).toEqual(reverse ? ['b', 'a'] : ['b', 'c', 'd']);
+      it.close();
+    }
+    await db.close();
+  });
+});
+
 describe("Level's range rule", () => {
   it('gte wins over gt and lte over lt, forward and reverse', async () => {
     const db = await filled(['1', '2', '3', '4', '5', '6', '7', '8']);
