@@ -6,8 +6,10 @@
  *
  * Seek follows Level: a target outside the range leaves the iterator at its natural end until the
  * next seek (sievekv's own seek would go to the nearest key in range). abstract-level guards the
- * calls (busy, closed, aborted by a signal) and counts the limit too; closing the iterator (also
- * when the database closes) closes the sievekv one and releases what it pinned.
+ * calls (busy, closed, a signal aborted before a read) and counts the limit too; a read given a
+ * `signal` also waits one microtask and fails with LEVEL_ABORTED if it was aborted meanwhile (the
+ * read itself is synchronous: nothing else could interrupt it). Closing the iterator (also when
+ * the database closes) closes the sievekv one and releases what it pinned.
  */
 import { AbstractIterator, AbstractKeyIterator, AbstractValueIterator } from 'abstract-level';
 import type { DB } from '../db.js';
