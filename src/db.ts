@@ -24,6 +24,7 @@ import { prepareRangeDeletion, type ClearOptions } from './db/range-delete.js';
 import { approximateSize } from './db/approximate-size.js';
 import { repairDB, type RepairOptions, type RepairReport } from './db/repair.js';
 import { destroyDB, type DestroyOptions, type DestroyReport } from './db/destroy.js';
+import { checkCheckpointOptions, checkpointSteps, runSteps, runStepsSync, type CheckpointOptions, type CheckpointReport } from './db/checkpoint.js';
 
 export interface WriteOptions {
   /** fdatasync the WAL before the write resolves: it then survives a machine crash. @defaultValue false */
@@ -342,6 +343,28 @@ export class DB {
   refreshSync(): void {
     this.#checkOpen();
     this.#impl.refresh();
+  }
+
+  /**
+   * Makes a consistent copy of the database in `dir` (a new or empty directory), as of this call:
+   * opening it gives every write issued before the call and none after. Tables are hard-linked
+   * where the file system allows (copied otherwise); the MANIFEST and the WALs are copied up to
+   * where they ended. Writes go on meanwhile. Resolves with what was linked and copied. See
+   * db/checkpoint.ts. INVALID_ARGUMENT for a non-empty `dir`; NOT_SUPPORTED when opened readOnly.
+   */
+  checkpoint(dir: string, options?: CheckpointOptions): Promise<CheckpointReport> {
+    try {
+      this.#checkOpen();
+      return runSteps(checkpointSteps(this.#impl, dir, checkCheckpointOptions(options)));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** The synchronous twin of `checkpoint`: the thread is blocked until the copy is made. */
+  checkpointSync(dir: string, options?: CheckpointOptions): CheckpointReport {
+    this.#checkOpen();
+    return runStepsSync(checkpointSteps(this.#impl, dir, checkCheckpointOptions(options)));
   }
 
   /**

@@ -6,6 +6,7 @@ export { DB } from './db.js';
 export type { BatchOperation, OpenOptions, ReadOptions, WriteOptions } from './db.js';
 export type { RepairOptions, RepairReport, RepairProblem } from './db/repair.js';
 export type { DestroyOptions, DestroyReport } from './db/destroy.js';
+export type { CheckpointOptions, CheckpointProgress, CheckpointReport } from './db/checkpoint.js';
 export type { Options, CompressionName, FilterScope } from './options.js';
 export type { Snapshot } from './db/snapshot.js';
 export type { ChainedBatch } from './db/chained-batch.js';

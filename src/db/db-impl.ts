@@ -57,6 +57,7 @@ import { TableAccess } from './table-access.js';
 import { flushMemTable } from '../compaction/jobs.js';
 import { BackgroundWork } from './background.js';
 import { WriteQueue } from './write-queue.js';
+import { captureCheckpointSource, type CheckpointSource } from './checkpoint.js';
 import type { EntryIterator } from '../iterator/entry-iterator.js';
 import { BlockCache } from '../sstable/block-cache.js';
 import { ResidentFiles } from '../sstable/resident-files.js';
@@ -917,6 +918,22 @@ export class DBImpl {
   /** The current version, referenced: the caller must `unref()` it. */
   refCurrentVersion(): Version {
     return this.#versions.current.ref();
+  }
+
+  /**
+   * For db/checkpoint.ts: commits every queued write (blocking, as `flush` does), then captures,
+   * in the same turn, the files a copy of the database now consists of. Until the source is
+   * released its tables stay on disk; releasing it deletes what became obsolete meanwhile.
+   */
+  checkpointSource(): CheckpointSource {
+    if (this.#closed) throw new SieveError(ErrorCode.CLOSED, 'the database is closed');
+    if (this.readOnly) throw notSupported('checkpoint() needs the database open for writing (its tables must stay while they are linked)');
+    if (this.#bgError !== null) throw this.#bgError;
+    this.#queue.runAll();
+    if (this.#bgError !== null) throw this.#bgError;
+    return captureCheckpointSource(this.fs, this.dir, this.#versions, this.regions.length, () => {
+      if (!this.#closed) this.#deleteObsoleteFiles();
+    });
   }
 
   /** Flushes the memtables to level 0; resolves once their tables are installed. */
