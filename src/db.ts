@@ -24,6 +24,7 @@ import { prepareRangeDeletion, type ClearOptions } from './db/range-delete.js';
 import { approximateSize } from './db/approximate-size.js';
 import { repairDB, type RepairOptions, type RepairReport } from './db/repair.js';
 import { destroyDB, type DestroyOptions, type DestroyReport } from './db/destroy.js';
+import { levelDBStats } from './db/leveldb-stats.js';
 import { checkCheckpointOptions, checkpointSteps, runSteps, runStepsSync, type CheckpointOptions, type CheckpointReport } from './db/checkpoint.js';
 
 export interface WriteOptions {
@@ -371,11 +372,13 @@ export class DB {
    * A property of the database as a string, or undefined for an unknown name:
    * `sievekv.stats` (JSON: counters and per-level files and bytes), `sievekv.num-files-at-level<N>`,
    * `sievekv.approximate-memory-usage`, `sievekv.estimate-num-keys`, `sievekv.regions` (JSON: per
-   * region keys, bytes, levels and filter counters). `leveldb.` prefixes work too.
+   * region keys, bytes, levels and filter counters). `leveldb.` prefixes work too, except that
+   * `leveldb.stats` is LevelDB's text table of files, size and compaction work per level.
    */
   getProperty(name: string): string | undefined {
     this.#checkOpen();
     if (typeof name !== 'string') throw invalidArgument('property name must be a string');
+    if (name === 'leveldb.stats') return levelDBStats(this.#impl);
     const prop = name.startsWith('leveldb.') ? `sievekv.${name.slice('leveldb.'.length)}` : name;
     const impl = this.#impl;
     const level = /^sievekv\.num-files-at-level(\d+)$/.exec(prop);
