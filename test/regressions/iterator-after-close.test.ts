@@ -17,13 +17,16 @@ it('close() ends every open iterator: next, nextSync and seek are CLOSED afterwa
   const unstarted = db.iterator({ reverse: true });
   const finished = db.iterator({ limit: 1 });
   expect(finished.nextSync()).toBeDefined();
-  expect(finished.nextSync()).toBeUndefined(); // ended by its limit before the close
+  expect(finished.nextSync()).toBeUndefined(); // at its limit before the close, but still open (issue 12)
+  const closed = db.iterator();
+  closed.close(); // closed by its user before the database
   await db.close();
-  for (const it of [started, unstarted]) {
+  for (const it of [started, unstarted, finished]) {
     expect(() => it.nextSync()).toThrow(expect.objectContaining({ code: 'CLOSED' }));
     await expect(it.next()).rejects.toMatchObject({ code: 'CLOSED' });
     expect(() => it.seek('k050')).toThrow(expect.objectContaining({ code: 'CLOSED' }));
     it.close(); // still harmless
   }
-  expect(finished.nextSync()).toBeUndefined();
+  expect(closed.nextSync()).toBeUndefined();
+  expect(() => closed.seek('k050')).toThrow(expect.objectContaining({ code: 'CLOSED' }));
 });
