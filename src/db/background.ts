@@ -369,6 +369,8 @@ export class BackgroundWork {
 
   #compactWhileDue(): void {
     const host = this.#host;
+    // A read-only database writes nothing: it never compacts the writer's files.
+    if (host.options.readOnly) return;
     while (!this.#compacting && !this.#closing && !host.stopped()) {
       let best: CompactionChoice = { kind: 'none' };
       let bestScore = 0;

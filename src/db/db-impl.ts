@@ -893,7 +893,7 @@ export class DBImpl {
     const stats = this.stats;
     // A loop of getSync never yields: install finished flushes and merges now and then, so level 0
     // comes down (fewer tables per lookup) while it reads. Before anything is looked at.
-    if ((++stats.gets & (POLL_GETS - 1)) === 0) this.#bg.pollSync();
+    if ((++stats.gets & (POLL_GETS - 1)) === 0 && !this.readOnly) this.#bg.pollSync();
     const regionIndex = this.regions.length === 1 ? 0 : this.router.regionOf(key);
     stats.regionGets[regionIndex]!++;
     const region = this.regions[regionIndex]!;

@@ -4,7 +4,7 @@
  * arrive on; the write and read paths look for them now and then (pollSync), so finished flushes
  * and merges are installed, and the next merge starts, without the caller waiting anywhere.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -58,5 +58,23 @@ describe('a thread that never yields', () => {
     expect(level(reader, 0)).toBeLessThan(before);
     expect(level(reader, 1)).toBeGreaterThan(0);
     await reader.close();
+  });
+
+  it('a read-only database reading in a loop starts no merge, though level 0 is due for one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-syncloop-'));
+    dirs.push(dir);
+    const db = await DB.open(dir, { ...options, l0CompactionTrigger: 1000 });
+    for (let i = 0; i < 6000; i += 100) db.batchSync(Array.from({ length: 100 }, (_, j) => ({ type: 'put' as const, key: key(i + j), value: value(i + j) })));
+    await db.close();
+    const files = (): string => readdirSync(dir).sort().map((f) => `${f}:${statSync(join(dir, f)).size}`).join(' ');
+    const before = files();
+    const reader = await DB.open(dir, { ...options, readOnly: true });
+    const l0 = level(reader, 0);
+    expect(l0).toBeGreaterThanOrEqual(4);
+    for (let n = 0; n < 5000; n++) expect(reader.getSync(key(n % 6000))?.toString()).toBe(value(n % 6000));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(level(reader, 0)).toBe(l0);
+    await reader.close();
+    expect(files()).toBe(before); // nothing written: no merge output, no MANIFEST edit
   });
 });
