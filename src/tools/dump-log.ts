@@ -12,7 +12,8 @@
  *   {"kind":"batch","offset":<n>,"sequence":<n>,"count":<n>}
  *   {"kind":"entry","key":"<hex>","seq":<n>,"type":"value"|"deletion","value":"<hex>"}
  *   {"kind":"damage","offset":<n>,"bytes":<n>,"reason":"…"}
- *   {"kind":"verify","ok":<bool>,"batches":<n>,"entries":<n>,"damage":[…]}     with --verify
+ *   {"kind":"verify","ok":<bool>,"batches":<n>,"entries":<n>,"damage":<count>}  with --verify,
+ *     after a "damage" line per damaged stretch (every line stays short)
  */
 import type { FileSystem, RandomAccessFile } from '../fs/file-system.js';
 import { ValueType } from '../format/internal-key.js';
@@ -119,7 +120,10 @@ export function dumpLog(fs: FileSystem, path: string, shown: string, flags: Dump
   }
   const seqRange = firstSeq === undefined ? 'none' : `${firstSeq}..${lastSeq ?? firstSeq}`;
   if (flags.verify) {
-    if (flags.json) out.json({ kind: 'verify', ok: damage.length === 0, file: shown, batches, entries, damage });
+    if (flags.json) {
+      for (const d of damage) out.json({ kind: 'damage', offset: d.offset, bytes: d.bytes, reason: d.reason });
+      out.json({ kind: 'verify', ok: damage.length === 0, file: shown, batches, entries, damage: damage.length });
+    }
     else if (damage.length === 0) out.line(`OK ${shown}: ${batches} batches, ${entries} entries, sequences ${seqRange}`);
   }
   if (flags.stats) {

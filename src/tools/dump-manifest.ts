@@ -4,10 +4,19 @@
  * file order with its record offset, then the set of live files the edits add up to. Damaged
  * stretches and records that are not VersionEdits are reported as in dump-log.ts (exit code 1).
  *
- * JSON Lines (stable): one `{"kind":"edit","offset":<n>, …}` per record (fields absent from the
- * record are absent from the object; keys are hex, sequences numbers, or strings past 2^53),
- * `{"kind":"damage",…}` lines, then `{"kind":"version","files":[{region,level,number,size}],
- * "logNumber","prevLogNumber","nextFileNumber","lastSequence"}`.
+ * JSON Lines (stable), every line short — an edit that lists many files (the first of a MANIFEST
+ * lists them all) gets a line per file:
+ *   {"kind":"edit","offset":<n>, comparator?, logNumber?, prevLogNumber?, nextFileNumber?,
+ *    lastSequence?, "compactPointers":<count>, "deletedFiles":<count>, "newFiles":<count>}
+ *     then, with the same offset, one line per item of the edit:
+ *   {"kind":"compact-pointer","offset","region","level","key"}
+ *   {"kind":"deleted-file","offset","region","level","number"}
+ *   {"kind":"new-file","offset","region","level","number","size","smallest","largest"}
+ *   {"kind":"damage","offset","bytes","reason"}
+ *   {"kind":"version","edits", logNumber?, prevLogNumber?, nextFileNumber?, lastSequence?, "liveFiles":<count>}
+ *     then {"kind":"live-file","region","level","number","size"} per live file
+ * (fields absent from a record are absent from its line; keys are {key: hex, seq, type}, with
+ * sequences as numbers, or strings past 2^53).
  */
 import type { FileSystem } from '../fs/file-system.js';
 import { INTERNAL_KEY_TRAILER_SIZE, readSequenceBigInt, ValueType } from '../format/internal-key.js';
@@ -39,18 +48,26 @@ function keyJson(k: Uint8Array): KeyJson | string {
   };
 }
 
-export function editJson(edit: VersionEdit, offset: number): Record<string, unknown> {
-  return {
-    kind: 'edit',
-    offset,
-    comparator: edit.comparator,
-    logNumber: edit.logNumber,
-    prevLogNumber: edit.prevLogNumber,
-    nextFileNumber: edit.nextFileNumber,
-    lastSequence: edit.lastSequence,
-    compactPointers: edit.compactPointers.map((c) => ({ region: c.region, level: c.level, key: keyJson(c.key) })),
-    deletedFiles: edit.deletedFiles.map((d) => ({ region: d.region, level: d.level, number: d.number })),
-    newFiles: edit.newFiles.map((f) => ({
+/** An edit as JSON Lines: its own line, then one per compact pointer, deleted file and new file. */
+export function editJsonLines(edit: VersionEdit, offset: number): Record<string, unknown>[] {
+  return [
+    {
+      kind: 'edit',
+      offset,
+      comparator: edit.comparator,
+      logNumber: edit.logNumber,
+      prevLogNumber: edit.prevLogNumber,
+      nextFileNumber: edit.nextFileNumber,
+      lastSequence: edit.lastSequence,
+      compactPointers: edit.compactPointers.length,
+      deletedFiles: edit.deletedFiles.length,
+      newFiles: edit.newFiles.length,
+    },
+    ...edit.compactPointers.map((c) => ({ kind: 'compact-pointer', offset, region: c.region, level: c.level, key: keyJson(c.key) })),
+    ...edit.deletedFiles.map((d) => ({ kind: 'deleted-file', offset, region: d.region, level: d.level, number: d.number })),
+    ...edit.newFiles.map((f) => ({
+      kind: 'new-file',
+      offset,
       region: f.region,
       level: f.level,
       number: f.file.number,
@@ -58,7 +75,7 @@ export function editJson(edit: VersionEdit, offset: number): Record<string, unkn
       smallest: keyJson(f.file.smallest),
       largest: keyJson(f.file.largest),
     })),
-  };
+  ];
 }
 
 function regionText(region: number): string {
@@ -127,7 +144,7 @@ export function dumpManifest(
           live.set(`${f.region}/${f.level}/${f.file.number}`, { region: f.region, level: f.level, number: f.file.number, size: f.file.fileSize });
         }
         if (listing) {
-          if (flags.json) out.json(editJson(edit, offset));
+          if (flags.json) for (const line of editJsonLines(edit, offset)) out.json(line);
           else writeEditText(edit, offset, out);
         }
         return undefined;
@@ -146,7 +163,8 @@ export function dumpManifest(
   const files = [...live.values()].sort((a, b) => a.region - b.region || a.level - b.level || a.number - b.number);
   if (listing || flags.stats) {
     if (flags.json) {
-      out.json({ kind: 'version', edits, ...state, files });
+      out.json({ kind: 'version', edits, ...state, liveFiles: files.length });
+      for (const f of files) out.json({ kind: 'live-file', ...f });
     } else {
       out.line(`version after ${edits} edit${edits === 1 ? '' : 's'}:`);
       if (state.comparator !== undefined) out.line(`  comparator: ${state.comparator}`);
@@ -156,7 +174,10 @@ export function dumpManifest(
     }
   }
   if (flags.verify) {
-    if (flags.json) out.json({ kind: 'verify', ok: damage.length === 0, file: shown, edits, liveFiles: files.length, damage });
+    if (flags.json) {
+      for (const d of damage) out.json({ kind: 'damage', offset: d.offset, bytes: d.bytes, reason: d.reason });
+      out.json({ kind: 'verify', ok: damage.length === 0, file: shown, edits, liveFiles: files.length, damage: damage.length });
+    }
     else if (damage.length === 0) out.line(`OK ${shown}: ${edits} edits, ${files.length} live files`);
   }
   if (damage.length > 0) {

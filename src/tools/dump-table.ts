@@ -4,13 +4,20 @@
  * bad one reported) and `--stats` (block counts, sizes, compression, keys per filter). The
  * reading and checking is TableInspector's; this file only formats.
  *
- * JSON Lines contract (stable; tests and scripts parse it):
- *   {"kind":"table", file, fileSize, footer, metaindex, properties, index, filters, dataBlocks,
- *    entries, deletions}                                   first line of a dump
- *     footer: {format:"leveldb"|"rocksdb", formatVersion:0|2, size:48|53, metaindex, index}
+ * JSON Lines contract (stable; tests and scripts parse it). Every line stays short: what a table
+ * holds several of (metaindex entries, filters, index entries, entries, faults) gets a line each.
+ * A dump is, in this order:
+ *   {"kind":"table", file, fileSize, dataBlocks, entries, deletions}
+ *   {"kind":"footer", format:"leveldb"|"rocksdb", formatVersion:0|2, size:48|53, metaindex, index}
+ *   {"kind":"metaindex", name, offset, size}               one per metaindex entry
+ *   {"kind":"properties", …}                               if the table has a properties block
+ *   {"kind":"filter", policy, scope, filters, keys, …}     one per filter (FilterSummary)
+ *   {"kind":"index","block":<i>,"offset":<n>,"size":<n>,"compression":"<name>","key":"<hex>"}
+ *                                                          one per data block
  *   {"kind":"entry","key":"<hex>","seq":<n>,"type":"value"|"deletion","value":"<hex>"}
- *   {"kind":"verify","ok":<bool>, blocks, dataBlocks, entries, faults:[{kind,offset,size,reason}]}
- *   {"kind":"stats", …}                                    see `tableStats`
+ * `--verify`: {"kind":"fault","block":"data"|…, name?, offset, size, reason} per bad block, then
+ *   {"kind":"verify","ok":<bool>, file, blocks, dataBlocks, entries, faults:<count>}
+ * `--stats`: {"kind":"stats", …}                           see `tableStats`
  */
 import type { FileSystem } from '../fs/file-system.js';
 import { getFixed32 } from '../format/coding.js';
@@ -54,8 +61,13 @@ export function dumpTable(fs: FileSystem, path: string, shown: string, flags: Du
       reportFaults(insp.faults, shown, err);
       return 1;
     }
-    if (flags.json) out.json(tableSummaryJson(insp, shown));
-    else writeSummaryText(insp, shown, out);
+    if (flags.json) {
+      for (const line of tableSummaryJson(insp, shown)) out.json(line);
+      const compression = blockCompressions(insp);
+      insp.index.forEach((e, i) => out.json({ kind: 'index', block: i, offset: e.offset, size: e.size, compression: compression(e.offset), key: toHex(userKeyOf(e.separator)) }));
+    } else {
+      writeSummaryText(insp, shown, out);
+    }
     if (!flags.json) out.line(`entries: ${insp.entries} (${insp.deletions} deletions)`);
     try {
       for (const e of inspector.entries(insp.index)) {
@@ -98,6 +110,7 @@ function describeFault(f: BlockFault): string {
 function writeVerify(insp: TableInspection, shown: string, json: boolean, out: LineWriter): void {
   const dataBlocks = insp.blocks.filter((b) => b.kind === 'data').length;
   if (json) {
+    for (const f of insp.faults) out.json({ kind: 'fault', block: f.kind, ...(f.name !== undefined ? { name: f.name } : {}), offset: f.offset, size: f.size, reason: f.reason });
     out.json({
       kind: 'verify',
       ok: insp.faults.length === 0,
@@ -105,7 +118,7 @@ function writeVerify(insp: TableInspection, shown: string, json: boolean, out: L
       blocks: insp.blocks.length,
       dataBlocks,
       entries: insp.entries,
-      faults: insp.faults,
+      faults: insp.faults.length,
     });
   } else if (insp.faults.length === 0) {
     out.line(
@@ -126,25 +139,24 @@ function userKeyOf(internalKey: Uint8Array): Uint8Array {
   return internalKey.subarray(0, Math.max(0, internalKey.length - INTERNAL_KEY_TRAILER_SIZE));
 }
 
-export function tableSummaryJson(insp: TableInspection, shown: string): Record<string, unknown> {
-  return {
-    kind: 'table',
-    file: shown,
-    fileSize: insp.fileSize,
-    footer: insp.footer,
-    metaindex: insp.metaindex,
-    properties: insp.properties === undefined ? null : propertiesJson(insp.properties),
-    index: insp.index.map((e) => ({ offset: e.offset, size: e.size, key: toHex(userKeyOf(e.separator)) })),
-    filters: insp.filters,
-    dataBlocks: insp.index.length,
-    entries: insp.entries,
-    deletions: insp.deletions,
-  };
+/** The lines of a JSON dump before the index: the table, its footer, metaindex, properties, filters. */
+export function tableSummaryJson(insp: TableInspection, shown: string): Record<string, unknown>[] {
+  return [
+    { kind: 'table', file: shown, fileSize: insp.fileSize, dataBlocks: insp.index.length, entries: insp.entries, deletions: insp.deletions },
+    ...(insp.footer !== undefined ? [{ kind: 'footer', ...insp.footer }] : []),
+    ...insp.metaindex.map((m) => ({ kind: 'metaindex', ...m })),
+    ...(insp.properties !== undefined ? [{ kind: 'properties', ...propertiesJson(insp.properties) }] : []),
+    ...insp.filters.map((f) => ({ kind: 'filter', ...f })),
+  ];
 }
 
-function blockCompression(insp: TableInspection, offset: number): string {
-  const b = insp.blocks.find((x) => x.offset === offset);
-  return b === undefined ? 'unread' : compressionTypeName(b.compression);
+/** The compression of the block at each offset ('unread' for one not read), looked up in O(1). */
+function blockCompressions(insp: TableInspection): (offset: number) => string {
+  const byOffset = new Map(insp.blocks.map((b) => [b.offset, b.compression]));
+  return (offset) => {
+    const c = byOffset.get(offset);
+    return c === undefined ? 'unread' : compressionTypeName(c);
+  };
 }
 
 /** The footer's kind and RocksDB format_version (docs/format.md "Footer"). */
@@ -168,8 +180,9 @@ function writeSummaryText(insp: TableInspection, shown: string, out: LineWriter)
     for (const [name, value] of Object.entries(propertiesJson(insp.properties))) out.line(`  ${name}: ${String(value)}`);
   }
   out.line(`index: ${insp.index.length} data block${insp.index.length === 1 ? '' : 's'}`);
+  const compression = blockCompressions(insp);
   insp.index.forEach((e, i) => {
-    out.line(`  #${i} at ${e.offset} (${e.size} bytes, ${blockCompression(insp, e.offset)}): index key ${describeSeparator(e.separator)}`);
+    out.line(`  #${i} at ${e.offset} (${e.size} bytes, ${compression(e.offset)}): index key ${describeSeparator(e.separator)}`);
   });
   if (insp.filters.length === 0) out.line('filter: none');
   for (const s of insp.filters) out.line(`filter: ${describeFilter(s)}`);

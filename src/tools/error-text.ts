@@ -50,21 +50,27 @@ export function osErrorCode(err: unknown): string | undefined {
 }
 
 /**
- * The one line the CLI prints for `err` (without the `sievekv: ` prefix). `path` is the file
- * or directory as the user spelled it.
+ * The one line the CLI prints for `err` (without the `sievekv: ` prefix): a SieveError's code
+ * first (the README's "Errors" has a heading for each), then what it concerns — `path`, the file
+ * or directory as the user spelled it, else the error's file — and its message:
+ *   `CORRUPTION: db/000005.ldb: block checksum mismatch at offset 4096`
+ *   `IO_ERROR: cannot open db/000123.ldb: no such file`
+ * A CliError's message is the whole line.
  */
 export function describeError(err: unknown, path?: string): string {
   if (err instanceof CliError) return err.message;
   const os = osErrorCode(err);
+  const code = err instanceof SieveError ? `${err.code}: ` : '';
   if (os !== undefined && path !== undefined) {
-    return `cannot open ${path}: ${OS_REASONS[os] ?? os}`;
+    // The file the system call failed on, if the error names one (a table inside DIR), else `path`.
+    const file = err instanceof SieveError && err.file !== undefined ? err.file : path;
+    return `${code}cannot open ${file}: ${OS_REASONS[os] ?? os}`;
   }
   if (err instanceof SieveError) {
     const at = err.offset !== undefined ? ` at offset ${err.offset}` : '';
     const subject = path ?? err.file;
     const head = subject !== undefined ? `${subject}: ` : '';
-    const kind = err.code === 'CORRUPTION' ? 'corrupt: ' : err.code === 'IO_ERROR' ? 'I/O error: ' : err.code === 'LOCKED' ? 'locked: ' : '';
-    return `${head}${kind}${bareMessage(err)}${at}`;
+    return `${code}${head}${bareMessage(err)}${at}`;
   }
   return err instanceof Error ? err.message : String(err);
 }

@@ -6,6 +6,7 @@
  * one line per entry, and one `write` call per line would cost more than formatting it.
  * Call `flush()` before returning (main does, on every path).
  */
+import type { ProgressMode, ProgressTiming } from './progress.js';
 
 /** Anything with a `write(text)`: a Node stream, or a test's collector. */
 export interface TextSink {
@@ -15,6 +16,15 @@ export interface TextSink {
 export interface CliIO {
   stdout: TextSink;
   stderr: TextSink;
+  /**
+   * How long work shows its progress on stderr (progress.ts): a bar redrawn in place, a line now
+   * and then, or nothing. The bin picks by whether stderr is a terminal. @defaultValue 'none'
+   */
+  progress?: ProgressMode;
+  /** When progress shows (tests make it show at once). */
+  progressTiming?: ProgressTiming;
+  /** stdout is a terminal (a scan then shows no progress). @defaultValue false */
+  stdoutIsTTY?: boolean;
 }
 
 const CHUNK = 64 * 1024;

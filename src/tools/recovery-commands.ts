@@ -1,21 +1,44 @@
 /**
  * The CLI's recovery commands: `repair DIR` (DB.repair, which takes the directory's lock: the
  * database must be closed) and `verify DIR` (tools/verify.ts: reads, never writes, takes no
- * lock). Each prints a report — text, or one JSON object with `--json` — and returns the exit
- * status: repair 0 once the database is rebuilt (even if some data could not be kept: the report
- * says what), verify 0 healthy, 1 damaged.
+ * lock, so it also checks a database an application holds open). Each prints a report — text,
+ * or one JSON object with `--json` — and returns the exit status: repair 0 once the database is
+ * rebuilt (even if some data could not be kept: the report says what), verify 0 healthy, 1
+ * damaged. Both show progress on stderr (see progress.ts).
  */
 import { DB } from '../db.js';
-import type { FileSystem } from '../fs/file-system.js';
+import { listDatabaseFiles, readRegions } from '../db/db-files.js';
+import { writerStamp } from '../db/recovery.js';
 import type { RepairReport } from '../db/repair.js';
+import type { FileSystem } from '../fs/file-system.js';
 import type { CompressionName } from '../options.js';
+import { FileType } from '../version/filenames.js';
+import type { CommandContext } from './command-context.js';
+import { CountingFileSystem } from './counting-fs.js';
 import { CliError } from './error-text.js';
 import { formatSize } from './format-bytes.js';
 import type { LineWriter } from './output.js';
 import { verifyDB, type VerifyProblem, type VerifyReport } from './verify.js';
 
-/** Progress lines of `verify` go to stderr every this many tables (databases larger than that). */
-export const VERIFY_PROGRESS_EVERY = 100;
+/**
+ * Runs of `verify` on a database whose writer moved on while it was read (an edit logged, files
+ * deleted): problems such a run finds may be the writer's doing, so it reads again.
+ */
+export const VERIFY_ATTEMPTS = 3;
+
+/**
+ * A run during which the writer moved: a file it could not find that is gone now was deleted by
+ * the writer (a WAL now in a table, a table compacted away: it logs the change first, which moved
+ * the stamp) — a note, not damage. Other problems stand.
+ */
+function withoutRaces(fs: FileSystem, report: VerifyReport): VerifyReport {
+  const isRace = (p: VerifyProblem): boolean => /ENOENT|is missing/.test(p.reason) && !fs.exists(p.file);
+  const races = report.problems.filter(isRace);
+  if (races.length === 0) return report;
+  const problems = report.problems.filter((p) => !isRace(p));
+  const notes = [...report.notes, ...races.map((p) => ({ ...p, reason: `${p.reason} (deleted by the database's writer while verify read it)` }))];
+  return { ...report, problems, notes, healthy: problems.length === 0 };
+}
 
 function where(p: VerifyProblem): string {
   return `${p.file}${p.offset !== undefined ? ` at offset ${p.offset}` : ''}: ${p.reason}`;
@@ -23,12 +46,40 @@ function where(p: VerifyProblem): string {
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 
-/** `repair DIR`: rebuilds the MANIFEST from the files found; prints what was kept and dropped. */
-export async function runRepair(fs: FileSystem, dir: string, json: boolean, compression: CompressionName | undefined, out: LineWriter): Promise<number> {
-  if (!fs.exists(dir)) throw new CliError(`cannot open ${dir}: no such directory`);
-  const report = await DB.repair(dir, { fs, ...(compression !== undefined ? { compression } : {}) });
-  if (json) out.json({ kind: 'repair', ...report });
-  else writeRepairReport(report, out);
+/** The bytes of the tables and WALs in `dir` (and its regions): what repair reads. */
+function databaseBytes(fs: FileSystem, dir: string): number {
+  const regions = readRegions(fs, dir);
+  const count = regions.kind === 'sharded' ? regions.count : 1;
+  let total = 0;
+  for (const f of listDatabaseFiles(fs, dir, count)) {
+    if (f.type !== FileType.TABLE && f.type !== FileType.LOG) continue;
+    try {
+      total += fs.size(f.path);
+    } catch {
+      // Unreadable: repair reports it.
+    }
+  }
+  return total;
+}
+
+/**
+ * `repair DIR`: rebuilds the MANIFEST from the files found; prints what was kept and dropped.
+ * Progress: the bytes repair has read, against the bytes of the tables and WALs it found (it may
+ * read some twice: held below 100% until done).
+ */
+export async function runRepair(ctx: CommandContext, dir: string, json: boolean, compression: CompressionName | undefined): Promise<number> {
+  if (!ctx.fs.exists(dir)) throw new CliError(`cannot open ${dir}: no such directory`);
+  const total = databaseBytes(ctx.fs, dir);
+  const progress = ctx.progress('repair', 'bytes');
+  const fs = new CountingFileSystem(ctx.fs, (read) => progress.update(Math.min(read, Math.floor(total * 0.99)), total, 'read'));
+  let report: RepairReport;
+  try {
+    report = await DB.repair(dir, { fs, ...(compression !== undefined ? { compression } : {}) });
+  } finally {
+    progress.finish();
+  }
+  if (json) ctx.out.json({ kind: 'repair', ...report });
+  else writeRepairReport(report, ctx.out);
   return 0;
 }
 
@@ -50,20 +101,32 @@ function writeRepairReport(r: RepairReport, out: LineWriter): void {
   out.line(r.dataLost ? 'Some data could not be read and was dropped (see the problems above).' : 'Nothing readable was dropped.');
 }
 
-/** `verify DIR`: checks every file; progress on stderr; exit 1 if anything is damaged. */
-export function runVerify(fs: FileSystem, dir: string, json: boolean, out: LineWriter, err: (line: string) => void): number {
-  if (!fs.exists(dir)) throw new CliError(`cannot open ${dir}: no such directory`);
-  const report = verifyDB(dir, {
-    fs,
-    onProgress: (p) => {
-      if (p.tablesTotal <= VERIFY_PROGRESS_EVERY) return;
-      if (p.tablesDone % VERIFY_PROGRESS_EVERY === 0 || p.tablesDone === p.tablesTotal) {
-        err(`verify: ${p.tablesDone}/${p.tablesTotal} tables (${formatSize(p.bytesDone)} of ${formatSize(p.bytesTotal)})`);
-      }
-    },
-  });
-  if (json) out.json({ kind: 'verify', ...report });
-  else writeVerifyReport(report, out);
+/**
+ * `verify DIR`: checks every file; exit 1 if anything is damaged. On a database a writer holds
+ * open, a run during which the writer moved (writerStamp changed) and that found problems does
+ * not count a file the writer deleted meanwhile as damage (a table compacted away, a WAL retired
+ * mid-run: notes), and is done again, up to VERIFY_ATTEMPTS runs, if other problems remain.
+ */
+export function runVerify(ctx: CommandContext, dir: string, json: boolean): number {
+  if (!ctx.fs.exists(dir)) throw new CliError(`cannot open ${dir}: no such directory`);
+  let report: VerifyReport;
+  for (let attempt = 1; ; attempt++) {
+    const stamp = writerStamp(ctx.fs, dir);
+    const progress = ctx.progress('verify', 'bytes');
+    try {
+      report = verifyDB(dir, {
+        fs: ctx.fs,
+        onProgress: (p) => progress.update(p.bytesDone, p.bytesTotal, `${p.tablesDone}/${p.tablesTotal} tables`),
+      });
+    } finally {
+      progress.finish();
+    }
+    if (report.healthy || writerStamp(ctx.fs, dir) === stamp) break;
+    report = withoutRaces(ctx.fs, report);
+    if (report.healthy || attempt === VERIFY_ATTEMPTS) break;
+  }
+  if (json) ctx.out.json({ kind: 'verify', ...report });
+  else writeVerifyReport(report, ctx.out);
   return report.healthy ? 0 : 1;
 }
 

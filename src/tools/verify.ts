@@ -16,8 +16,9 @@
  * record of the newest WAL — what a crash in the middle of a write leaves — is a note, not a
  * problem. Tables on disk the MANIFEST does not name are notes too (the next open deletes them).
  *
- * It reads a closed database; on one that another process has open, files may change or vanish
- * while they are read (reported as problems that a second run would not find). I/O through the
+ * It takes no lock and writes nothing. On a database another process has open, files may change
+ * or vanish while they are read (reported as problems that a second run would not find): `sievekv
+ * verify` (recovery-commands.ts) runs it again when the writer moved meanwhile. I/O through the
  * FileSystem seam.
  */
 import { basename, join } from 'node:path';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { FileSystem } from '../../src/fs/file-system.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
-import { main } from '../../src/tools/cli.js';
+import { type CliIO, main } from '../../src/tools/cli.js';
 
 export interface CliRun {
   code: number;
@@ -13,14 +13,19 @@ export interface CliRun {
   stderr: string;
 }
 
-export async function runCli(argv: readonly string[], fs?: FileSystem): Promise<CliRun> {
+/**
+ * Runs `main` in-process on `fs` (the real file system when omitted); `io` adds a progress mode
+ * and timing, or a terminal stdout.
+ */
+export async function runCli(argv: readonly string[], fs?: FileSystem, io?: Omit<CliIO, 'stdout' | 'stderr'>): Promise<CliRun> {
   let stdout = '';
   let stderr = '';
-  const io = {
+  const streams: CliIO = {
+    ...io,
     stdout: { write: (s: string) => (stdout += s) },
     stderr: { write: (s: string) => (stderr += s) },
   };
-  const code = await main(argv, io, fs);
+  const code = await main(argv, streams, fs);
   return { code, stdout, stderr };
 }
 

@@ -84,6 +84,16 @@ describe('dump of write-ahead logs', () => {
     expect(lines.every((l) => /^(--- offset \d+; sequence \d+; count \d+|  put .+ => .*|  del .+)$/.test(l))).toBe(true);
   });
 
+  it('an empty WAL or MANIFEST says so, in text and in JSON (exit 0)', async () => {
+    const empty = fixturePath('ldb-small-nocomp', '000010.log');
+    expect(readFileSync(empty).length).toBe(0);
+    expect(await runCli(['dump', empty])).toEqual({ code: 0, stdout: `${empty}: empty write-ahead log (0 bytes): no batches\n`, stderr: '' });
+    const j = await runCli(['dump', '--json', empty]);
+    expect(jsonLines(j.stdout)).toEqual([{ kind: 'empty', file: empty, fileKind: 'log', fileSize: 0 }]);
+    const fs = memFsWith({ '/m/MANIFEST-000004': new Uint8Array(0) });
+    expect((await runCli(['dump', '/m/MANIFEST-000004'], fs)).stdout).toBe('/m/MANIFEST-000004: empty MANIFEST (0 bytes): no edits\n');
+  });
+
   it('--verify: OK on every fixture log, an empty one included', async () => {
     for (const p of [['ldb-log-edges', '000003.log'], ['ldb-snappy-small', '000028.log'], ['ldb-small-nocomp', '000010.log']] as const) {
       const r = await runCli(['dump', '--verify', fixturePath(...p)]);
@@ -128,9 +138,10 @@ describe('dump of write-ahead logs', () => {
     file.close();
     const r = await runCli(['dump', '--verify', '--json', '/w/000009.log'], fs);
     expect(r.code).toBe(1);
-    const [v] = jsonLines(r.stdout);
-    expect(v!.ok).toBe(false);
-    expect(v!.damage).toEqual([expect.objectContaining({ offset: 0, bytes: 5, kind: 'content', reason: 'not a write batch: write batch too small' })]);
+    const [d, v, more] = jsonLines(r.stdout);
+    expect(d).toEqual({ kind: 'damage', offset: 0, bytes: 5, reason: 'not a write batch: write batch too small' });
+    expect(v).toMatchObject({ kind: 'verify', ok: false, damage: 1 });
+    expect(more).toBeUndefined();
   });
 });
 
@@ -140,6 +151,28 @@ interface EditLine {
   comparator?: string;
   deletedFiles: { region: number; level: number; number: number }[];
   newFiles: { region: number; level: number; number: number; size: number; smallest: { key: string; seq: number }; largest: { key: string; seq: number } }[];
+}
+
+/**
+ * The edits of a MANIFEST's JSON Lines, each with the items that follow its line gathered back
+ * (a line per new file, deleted file and compact pointer, the counts on the edit's line).
+ */
+function editsOf(lines: JsonLine[]): EditLine[] {
+  const edits: EditLine[] = [];
+  const counts: Record<string, number>[] = [];
+  for (const l of lines) {
+    if (l.kind === 'edit') {
+      edits.push({ ...(l as unknown as EditLine), deletedFiles: [], newFiles: [] });
+      counts.push({ deleted: l.deletedFiles as number, added: l.newFiles as number });
+    } else if (l.kind === 'new-file' || l.kind === 'deleted-file') {
+      const e = edits.at(-1)!;
+      expect(l.offset).toBe(e.offset);
+      if (l.kind === 'new-file') e.newFiles.push(l as unknown as EditLine['newFiles'][number]);
+      else e.deletedFiles.push(l as unknown as EditLine['deletedFiles'][number]);
+    }
+  }
+  edits.forEach((e, i) => expect([e.deletedFiles.length, e.newFiles.length]).toEqual([counts[i]!.deleted, counts[i]!.added]));
+  return edits;
 }
 
 describe('dump of MANIFESTs', () => {
@@ -153,7 +186,8 @@ describe('dump of MANIFESTs', () => {
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const lines = jsonLines(r.stdout);
-      const edits = lines.filter((l) => l.kind === 'edit') as unknown as EditLine[];
+      const edits = editsOf(lines);
+      for (const l of lines) expect(JSON.stringify(l).length).toBeLessThan(400);
       expect(edits.length).toBeGreaterThan(0);
       expect(edits[0]!.comparator).toBe('leveldb.BytewiseComparator');
       const live = new Map<number, number>();
@@ -167,9 +201,12 @@ describe('dump of MANIFESTs', () => {
       const tables = readdirSync(fixturePath(dir)).filter((n) => n.endsWith('.ldb'));
       expect([...live.keys()].sort((a, b) => a - b)).toEqual(tables.map((n) => Number.parseInt(n, 10)).sort((a, b) => a - b));
       for (const n of tables) expect(live.get(Number.parseInt(n, 10))).toBe(readFileSync(fixturePath(dir, n)).length);
-      const version = lines.at(-1)!;
-      expect(version.kind).toBe('version');
-      expect((version.files as { number: number }[]).map((f) => f.number).sort((a, b) => a - b)).toEqual([...live.keys()].sort((a, b) => a - b));
+      const at = lines.findIndex((l) => l.kind === 'version');
+      const version = lines[at]!;
+      const files = lines.slice(at + 1);
+      expect(files.every((l) => l.kind === 'live-file')).toBe(true);
+      expect(version.liveFiles).toBe(files.length);
+      expect(files.map((f) => f.number as number).sort((a, b) => a - b)).toEqual([...live.keys()].sort((a, b) => a - b));
       const v = await runCli(['dump', '--verify', fixturePath(dir, manifest)]);
       expect(v.code).toBe(0);
       expect(v.stdout).toBe(`OK ${fixturePath(dir, manifest)}: ${edits.length} edits, ${live.size} live files\n`);

@@ -29,14 +29,40 @@ interface EntryLine {
   value: string;
 }
 
+/**
+ * The JSON Lines of a dump: the table line, an index line per data block (gathered here into
+ * `table.index`), then the entries.
+ */
 async function dumpJson(path: string, fs = new NodeFileSystem()): Promise<{ table: JsonLine; entries: EntryLine[] }> {
   const r = await runCli(['dump', '--json', path], fs);
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   const lines = jsonLines(r.stdout);
   expect(lines[0]!.kind).toBe('table');
-  for (const l of lines.slice(1)) expect(l.kind).toBe('entry');
-  return { table: lines[0]!, entries: lines.slice(1) as unknown as EntryLine[] };
+  // The lines come in this order, each kind in one run.
+  const order = ['table', 'footer', 'metaindex', 'properties', 'filter', 'index', 'entry'];
+  const kinds = lines.map((l) => order.indexOf(l.kind!));
+  expect(kinds.every((k, i) => k >= 0 && (i === 0 || k >= kinds[i - 1]!))).toBe(true);
+  const of = (kind: string): JsonLine[] => lines.filter((l) => l.kind === kind).map(({ kind: _, ...rest }) => rest);
+  const index = of('index');
+  expect(index.map((l) => l.block)).toEqual(index.map((_, i) => i));
+  for (const l of index) expect(Object.keys(l)).toEqual(['block', 'offset', 'size', 'compression', 'key']);
+  expect(index.length).toBe(lines[0]!.dataBlocks);
+  expect(of('footer').length).toBe(1);
+  expect(of('properties').length).toBeLessThanOrEqual(1);
+  const table = { ...lines[0]!, footer: of('footer')[0], metaindex: of('metaindex'), properties: of('properties')[0] ?? null, filters: of('filter'), index };
+  return { table, entries: lines.filter((l) => l.kind === 'entry') as unknown as EntryLine[] };
+}
+
+/** `dump --verify --json`: the fault lines, then the verify line. */
+function verifyJson(stdout: string): { ok: boolean; dataBlocks: number; faults: { kind: string; offset: number; reason: string }[] } {
+  const lines = jsonLines(stdout);
+  const v = lines.at(-1)!;
+  expect(v.kind).toBe('verify');
+  const faults = lines.slice(0, -1);
+  for (const f of faults) expect(f.kind).toBe('fault');
+  expect(v.faults).toBe(faults.length);
+  return { ok: v.ok as boolean, dataBlocks: v.dataBlocks as number, faults: faults.map((f) => ({ kind: f.block as string, offset: f.offset as number, reason: f.reason as string })) };
 }
 
 describe('dump of LevelDB-made tables', () => {
@@ -51,7 +77,7 @@ describe('dump of LevelDB-made tables', () => {
       expect(Object.keys(e)).toEqual(['kind', 'key', 'seq', 'type', 'value']);
       expect(Number.isSafeInteger(e.seq)).toBe(true);
     }
-    const text = (await runCli(['dump', '--json', NOCOMP])).stdout.split('\n')[1]!;
+    const text = (await runCli(['dump', '--json', NOCOMP])).stdout.split('\n').find((l) => l.startsWith('{"kind":"entry"'))!;
     expect(text).toMatch(/^\{"kind":"entry","key":"[0-9a-f]*","seq":\d+,"type":"value","value":"[0-9a-f]*"\}$/);
   });
 
@@ -183,10 +209,10 @@ describe('dump of damaged tables', () => {
       expect(r.stderr).toBe(`sievekv: ${PATH}: bad data block at offset ${victim.offset} (size ${victim.size}): block checksum mismatch\n`);
       const j = await runCli(['dump', '--verify', '--json', PATH], fs);
       expect(j.code).toBe(1);
-      const [v] = jsonLines(j.stdout) as unknown as { ok: boolean; faults: { kind: string; offset: number }[]; dataBlocks: number }[];
-      expect(v!.ok).toBe(false);
-      expect(v!.faults.map((f) => [f.kind, f.offset])).toEqual([['data', victim.offset]]);
-      expect(v!.dataBlocks).toBe(index.length - 1);
+      const v = verifyJson(j.stdout);
+      expect(v.ok).toBe(false);
+      expect(v.faults.map((f) => [f.kind, f.offset])).toEqual([['data', victim.offset]]);
+      expect(v.dataBlocks).toBe(index.length - 1);
       // A plain dump lists the entries before the bad block, then fails with the same line.
       const d = await runCli(['dump', '--json', PATH], fs);
       expect(d.code).toBe(1);
@@ -229,13 +255,10 @@ describe('dump of damaged tables', () => {
     );
     // The filter, rightly, does not hold the invented key either.
     expect([more, end]).toEqual([`sievekv: ${PATH}: 1 more bad block`, '']);
-    const [v] = jsonLines((await runCli(['dump', '--verify', '--json', PATH], fs)).stdout) as unknown as {
-      dataBlocks: number;
-      faults: { kind: string; reason: string }[];
-    }[];
-    expect(v!.dataBlocks).toBe((table.index as unknown[]).length - 1);
-    expect(v!.faults.map((f) => f.kind)).toEqual(['data', 'filter']);
-    expect(v!.faults[1]!.reason).toMatch(new RegExp(`^filter \\d+ \\(data block at offset ${victim.offset}\\) does not match key 0xff`));
+    const v = verifyJson((await runCli(['dump', '--verify', '--json', PATH], fs)).stdout);
+    expect(v.dataBlocks).toBe((table.index as unknown[]).length - 1);
+    expect(v.faults.map((f) => f.kind)).toEqual(['data', 'filter']);
+    expect(v.faults[1]!.reason).toMatch(new RegExp(`^filter \\d+ \\(data block at offset ${victim.offset}\\) does not match key 0xff`));
   });
 
   it('two bad blocks: the first by offset is named, and the count of the others', async () => {
@@ -263,10 +286,10 @@ describe('dump of damaged tables', () => {
 
   it('a missing file is one clear line on stderr and exit 1; so is a directory', async () => {
     const r = await runCli(['dump', 'no-such-dir/000123.ldb']);
-    expect(r).toEqual({ code: 1, stdout: '', stderr: 'sievekv: cannot open no-such-dir/000123.ldb: no such file\n' });
+    expect(r).toEqual({ code: 1, stdout: '', stderr: 'sievekv: IO_ERROR: cannot open no-such-dir/000123.ldb: no such file\n' });
     const d = await runCli(['dump', fixturePath('ldb-small-nocomp')]);
     expect(d.code).toBe(1);
-    expect(d.stderr).toBe(`sievekv: cannot open ${fixturePath('ldb-small-nocomp')}: is a directory\n`);
+    expect(d.stderr).toBe(`sievekv: IO_ERROR: cannot open ${fixturePath('ldb-small-nocomp')}: is a directory\n`);
   });
 });
 
@@ -293,6 +316,20 @@ describe('dump of tables sievekv writes', () => {
     file.close();
     return { fs, keys: users };
   }
+
+  it('--json keeps every line short however many blocks: the index is a line per block', async () => {
+    const small = build({ compression: CompressionType.NONE, blockSize: 4096 }, 300);
+    const large = build({ compression: CompressionType.NONE, blockSize: 256 }, 3000);
+    const lines = async (fs: ReturnType<typeof memFsWith>): Promise<string[]> => (await runCli(['dump', '--json', '/t/000007.ldb'], fs)).stdout.trimEnd().split('\n');
+    const few = await lines(small.fs);
+    const many = await lines(large.fs);
+    const blocks = many.filter((l) => l.startsWith('{"kind":"index"'));
+    expect(blocks.length).toBeGreaterThan(300);
+    // The lines before the index do not grow with the blocks; no line is long.
+    const head = (ls: string[]): number => ls.findIndex((l) => l.startsWith('{"kind":"index"'));
+    expect(head(many)).toBe(head(few));
+    for (const l of many) expect(l.length).toBeLessThan(500);
+  });
 
   it('lz4 with a per-block Bloom filter: properties shown and cross-checked, verify OK, stats consistent', async () => {
     const { fs, keys } = build({ compression: CompressionType.LZ4, filterPolicy: new BloomFilterPolicy(10) });

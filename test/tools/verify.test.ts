@@ -141,16 +141,32 @@ describe('verify', () => {
     expect(damaged.problems.map((p) => p.file)).toContain(path);
   });
 
-  it('progress on stderr for a database of many tables', async () => {
+  it('progress on stderr when asked: lines at each tenth, or a bar cleared at the end; none by default', async () => {
     const fs = new MemFileSystem();
     const db = await DB.open('/db', { fs, writeBufferSize: 1024, compression: 'none', l0CompactionTrigger: 1000, l0SlowdownTrigger: 1000, l0StopTrigger: 1000 });
     for (let i = 0; i < 2000; i++) await db.put(`k${String(i).padStart(5, '0')}`, 'v'.repeat(60));
     await db.close();
-    expect(list(fs, '.ldb').length).toBeGreaterThan(100);
-    const r = await runCli(['verify', '/db'], fs);
-    expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/^sievekv: verify: 100\/\d+ tables \(/);
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/verify: (\d+)\/\1 tables/);
+    const tables = list(fs, '.ldb').length;
+    expect(tables).toBeGreaterThan(100);
+    const quiet = await runCli(['verify', '/db'], fs);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr).toBe('');
+    const lines = await runCli(['verify', '/db'], fs, { progress: 'lines', progressTiming: { delayMs: 0 } });
+    expect(lines.code).toBe(0);
+    expect(lines.stdout).toBe(quiet.stdout);
+    const progress = lines.stderr.trimEnd().split('\n');
+    expect(progress.length).toBeGreaterThanOrEqual(9);
+    expect(progress.length).toBeLessThanOrEqual(11);
+    expect(progress[0]).toMatch(/^sievekv: verify: \d+% \(\S+ \S+ of \S+ \S+, \d+\/\d+ tables\)$/);
+    const percents = progress.slice(0, -1).map((l) => Number(/: (\d+)%/.exec(l)![1]));
+    expect(percents).toEqual([...percents].sort((a, b) => a - b));
+    expect(progress.at(-1)).toMatch(new RegExp(`^sievekv: verify: done \\(.+, ${tables}/${tables} tables\\)$`));
+    const bar = await runCli(['verify', '/db'], fs, { progress: 'bar', progressTiming: { delayMs: 0, everyMs: 0 } });
+    expect(bar.stdout).toBe(quiet.stdout);
+    expect(bar.stderr).toMatch(/^\rverify \[[#.]{24}\] +\d+% /);
+    expect(bar.stderr).toContain(`[${'#'.repeat(24)}] 100%`);
+    expect(bar.stderr.endsWith('\r\x1b[K')).toBe(true);
+    expect(bar.stderr).not.toContain('\n');
   });
 
   it('usage errors are exit 2; a missing directory exit 1', async () => {
@@ -189,6 +205,6 @@ describe('repair (CLI)', () => {
     const r = await runCli(['repair', '/db'], fs);
     await db.close();
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^sievekv: .*locked/);
+    expect(r.stderr).toMatch(/^sievekv: LOCKED: \/db: the database is already open[^\n]*\n$/);
   });
 });
