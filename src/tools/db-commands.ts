@@ -130,7 +130,7 @@ export async function runStats(ctx: CommandContext, dir: string, json: boolean):
     out.line(`total: ${files} table${files === 1 ? '' : 's'}, ${formatSize(bytes)}`);
     out.line(`keys: about ${estimate.toLocaleString('en-US')} distinct (estimated from the tables' sketches and the memtables)`);
     out.line(`last sequence: ${stats.lastSequence}`);
-    out.line(`memtables: ${formatSize(memory)} (the writes in the WALs, not yet in tables)`);
+    out.line(`memtables: ${formatSize(memory)} of memory (the WALs' writes, not yet in tables)`);
     if (regions.length > 1) {
       for (const r of regions) {
         const n = r.levels.reduce((s, l) => s + l.files, 0);
