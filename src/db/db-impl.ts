@@ -404,6 +404,15 @@ export class DBImpl {
       const saved = this.regions.map((r) => ({ mem: r.mem, imm: r.imm }));
       try {
         const versions = this.#readOnlyState();
+        // Every table of the state is opened now, while the writer has not moved: one it deletes
+        // later stays readable through its handle (up to maxOpenFiles tables; beyond, a table
+        // reopened after the writer deleted it is IO_ERROR, never a wrong value). A table already
+        // gone means the writer moved: read again.
+        for (let r = 0; r < this.regions.length; r++) {
+          for (let level = 0; level < NUM_LEVELS; level++) {
+            for (const f of versions.current.files(r, level)) this.tables[r]!.cache.findTable(f.number, f.fileSize);
+          }
+        }
         if (writerStamp(fs, this.dir) !== stamp) throw new WriterMoved();
         const old = this.#versions;
         this.#versions = versions;
