@@ -83,6 +83,8 @@ export interface LevelWork {
   compactions: number;
   bytesRead: number;
   bytesWritten: number;
+  /** Wall time of those compactions, from start to install (LevelDB's "Time(sec)"). */
+  micros: number;
 }
 
 export class BackgroundWork {
@@ -109,7 +111,7 @@ export class BackgroundWork {
 
   constructor(host: BackgroundHost) {
     this.#host = host;
-    this.levelWork = host.regions.map(() => Array.from({ length: NUM_LEVELS }, () => ({ compactions: 0, bytesRead: 0, bytesWritten: 0 })));
+    this.levelWork = host.regions.map(() => Array.from({ length: NUM_LEVELS }, () => ({ compactions: 0, bytesRead: 0, bytesWritten: 0, micros: 0 })));
     const options = host.options;
     // A worker sees only the real file system, and only built-in policies can cross to it; a
     // user's own policy object travels only to inline jobs.
@@ -202,6 +204,7 @@ export class BackgroundWork {
     let left = regions.length;
     let failed: unknown;
     let abandoned = false;
+    const started = performance.now();
     const numbers: number[] = [];
     for (const region of regions) {
       const number = host.versions.newFileNumber();
@@ -219,6 +222,8 @@ export class BackgroundWork {
         if (err !== undefined) failed ??= err;
         else if (result?.kind === 'flush') {
           edit.addFile(0, result.file, region.index);
+          // A flush's time counts in level 0's row (LevelDB's), its bytes in stats.bytesFlushed.
+          this.levelWork[region.index]![0]!.micros += Math.round((performance.now() - started) * 1000);
           host.stats.flushes++;
           host.stats.bytesFlushed += result.file.fileSize;
           host.info.log(`flushed region ${region.index} memtable (${imm.count} entries) to table ${number} (${result.file.fileSize} bytes)`);
@@ -447,6 +452,7 @@ export class BackgroundWork {
     const deeper: FileMetaData[][] = [];
     for (let l = level + 2; l < NUM_LEVELS; l++) deeper.push([...version.files(region, l)]);
     const parts = this.#subcompactions(choice, outputBytes);
+    const started = performance.now();
     const outputNumbers: number[][] = parts.map(() =>
       Array.from({ length: outputBound(outputBytes / parts.length, host.options.maxFileSize, grandparents.length) }, () => host.versions.newFileNumber()),
     );
@@ -482,7 +488,7 @@ export class BackgroundWork {
         } else if (this.#errorLatched()) {
           host.info.log(`compaction of region ${region} level ${level} discarded: a background error is latched`);
           this.#removeUnnamed(host.regions[region]!.dir, written());
-        } else this.#installMerge(choice, results as JobResult[]);
+        } else this.#installMerge(choice, results as JobResult[], started);
       } finally {
         for (const n of inputNumbers) this.#beingCompacted.delete(n);
         for (const numbers of outputNumbers) for (const n of numbers) this.pendingOutputs.delete(n);
@@ -546,7 +552,7 @@ export class BackgroundWork {
     return [{ end: split }, { begin: split }];
   }
 
-  #installMerge(choice: Extract<CompactionChoice, { kind: 'merge' }>, results: readonly JobResult[]): void {
+  #installMerge(choice: Extract<CompactionChoice, { kind: 'merge' }>, results: readonly JobResult[], started: number): void {
     const host = this.#host;
     const { region, level, inputs } = choice;
     const outcomes = results.flatMap((r) => (r.kind === 'compact' ? [r.outcome] : []));
@@ -573,6 +579,7 @@ export class BackgroundWork {
     work.compactions++;
     work.bytesRead += bytesRead;
     work.bytesWritten += bytesWritten;
+    work.micros += Math.round((performance.now() - started) * 1000);
     host.info.log(
       `compacted region ${region}: ${inputs[0].length}@${level} + ${inputs[1].length}@${level + 1} files → ${outputs}@${level + 1} ` +
         `(${bytesRead} → ${bytesWritten} bytes, ${entriesIn} → ${entriesOut} entries, ${choice.reason})`,

@@ -13,7 +13,6 @@
  * something. `sievekv.stats` holds the same figures, and more, as JSON.
  */
 import { NUM_LEVELS } from '../version/version-edit.js';
-import type { LevelWork } from './background.js';
 import type { DBImpl } from './db-impl.js';
 
 /** One line of the table. */
@@ -40,8 +39,8 @@ export function levelStatsRows(db: DBImpl): LevelStatsRow[] {
     for (let r = 0; r < db.regions.length; r++) {
       files += v.numFiles(r, level);
       bytes += v.levelBytes(r, level);
-      const w = db.background.levelWork[r]![level]! as LevelWork & { micros?: number };
-      micros += w.micros ?? 0;
+      const w = db.background.levelWork[r]![level]!;
+      micros += w.micros;
       bytesRead += w.bytesRead;
       bytesWritten += w.bytesWritten;
     }

@@ -25,7 +25,7 @@ export function levelSummary(db: DBImpl, region?: number): LevelFigures[] {
   for (let level = 0; level < NUM_LEVELS; level++) {
     let files = 0;
     let bytes = 0;
-    const work: LevelWork = { compactions: 0, bytesRead: 0, bytesWritten: 0 };
+    const work: LevelWork = { compactions: 0, bytesRead: 0, bytesWritten: 0, micros: 0 };
     for (let r = 0; r < db.regions.length; r++) {
       if (region !== undefined && r !== region) continue;
       files += v.numFiles(r, level);
@@ -34,6 +34,7 @@ export function levelSummary(db: DBImpl, region?: number): LevelFigures[] {
       work.compactions += w.compactions;
       work.bytesRead += w.bytesRead;
       work.bytesWritten += w.bytesWritten;
+      work.micros += w.micros;
     }
     if (files > 0 || work.compactions > 0) out.push({ level, files, bytes, ...work });
   }

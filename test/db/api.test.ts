@@ -342,7 +342,7 @@ describe('getProperty', () => {
     const stats = JSON.parse(db.getProperty('sievekv.stats')!);
     expect(stats.flushes).toBe(1);
     expect(stats.levels).toEqual([
-      { level: 1, files: 1, bytes: expect.any(Number), compactions: 1, bytesRead: expect.any(Number), bytesWritten: expect.any(Number) },
+      { level: 1, files: 1, bytes: expect.any(Number), compactions: 1, bytesRead: expect.any(Number), bytesWritten: expect.any(Number), micros: expect.any(Number) },
     ]);
     expect(stats.writeAmplification).toBeGreaterThan(0);
     await db.close();

@@ -43,7 +43,7 @@ describe('leveldb.stats', () => {
     const rows = parse(db.getProperty('leveldb.stats')!);
     const stats = JSON.parse(db.getProperty('sievekv.stats')!) as {
       bytesFlushed: number;
-      levels: { level: number; files: number; bytes: number; bytesRead: number; bytesWritten: number }[];
+      levels: { level: number; files: number; bytes: number; bytesRead: number; bytesWritten: number; micros: number }[];
     };
     expect(rows.length).toBeGreaterThan(1);
     expect(rows.some((r) => r.readMB > 0)).toBe(true);
@@ -54,7 +54,11 @@ describe('leveldb.stats', () => {
       expect(row.sizeMB).toBe(mb(l.bytes));
       expect(row.readMB).toBe(mb(l.bytesRead));
       expect(row.writeMB).toBe(mb(l.bytesWritten + (row.level === 0 ? stats.bytesFlushed : 0)));
+      expect(row.timeSec).toBe(Number((l.micros / 1e6).toFixed(2)));
     }
+    // Merges took time, counted at the level they wrote.
+    expect(stats.levels.some((l) => l.bytesWritten > 0)).toBe(true);
+    expect(stats.levels.filter((l) => l.bytesWritten > 0).every((l) => l.micros > 0)).toBe(true);
     // Levels with neither files nor work are left out.
     for (const l of stats.levels) if (l.files > 0) expect(rows.map((r) => r.level)).toContain(l.level);
     expect(db.getProperty('sievekv.stats')!.startsWith('{')).toBe(true);
