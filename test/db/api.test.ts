@@ -9,20 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DB, type OpenOptions } from '../../src/db.js';
-import { isSieveError, type ErrorCode } from '../../src/errors.js';
+import type { ErrorCode } from '../../src/errors.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import type { RegionRouter } from '../../src/shard/region-router.js';
+import { codeOf } from '../support/error-code.js';
 
-async function codeOf(f: () => unknown): Promise<ErrorCode | 'none'> {
-  try {
-    await f();
-  } catch (err) {
-    if (isSieveError(err)) return err.code;
-    throw err;
-  }
-  return 'none';
-}
 
 /** Async methods report by rejecting, never by throwing synchronously. */
 function rejectsWithoutThrowing(f: () => Promise<unknown>): Promise<ErrorCode | 'none'> {

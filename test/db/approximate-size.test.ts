@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
-import { isSieveError } from '../../src/errors.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { codeOf } from '../support/error-code.js';
 
 const key = (i: number): string => `key${String(i).padStart(6, '0')}`;
 
@@ -31,15 +31,6 @@ async function loaded(n: number): Promise<{ db: DB; fs: MemFileSystem }> {
   return { db, fs };
 }
 
-async function codeOf(f: () => unknown): Promise<string> {
-  try {
-    await f();
-  } catch (err) {
-    if (isSieveError(err)) return err.code;
-    throw err;
-  }
-  return 'none';
-}
 
 describe('approximateSize', () => {
   it('counts table bytes by key range: about all of them for the key space, about a half for half of it', async () => {

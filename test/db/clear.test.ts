@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
-import { isSieveError } from '../../src/errors.js';
 import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { DBIterator } from '../../src/iterator/db-iterator.js';
@@ -19,16 +18,8 @@ import type { InternalIterator } from '../../src/iterator/internal-iterator.js';
 import { ArrayIterator, type Entry } from '../iterator/array-iterator.js';
 import { compareEntries } from '../iterator/iterator-contract.js';
 import { rng, testSeed } from '../support/seed.js';
+import { codeOf } from '../support/error-code.js';
 
-async function codeOf(f: () => unknown): Promise<string> {
-  try {
-    await f();
-  } catch (err) {
-    if (isSieveError(err)) return err.code;
-    throw err;
-  }
-  return 'none';
-}
 
 async function keys(db: DB, options: { snapshot?: ReturnType<DB['snapshot']> } = {}): Promise<string[]> {
   const out: string[] = [];

@@ -6,18 +6,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
-import { isSieveError } from '../../src/errors.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { codeOf } from '../support/error-code.js';
 
-async function codeOf(f: () => unknown): Promise<string> {
-  try {
-    await f();
-  } catch (err) {
-    if (isSieveError(err)) return err.code;
-    throw err;
-  }
-  return 'none';
-}
 
 const text = (values: (Buffer | undefined)[]): (string | undefined)[] => values.map((v) => v?.toString());
 
