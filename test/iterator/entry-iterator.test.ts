@@ -137,6 +137,22 @@ describe('EntryIterator', () => {
     expect(source.closed).toBe(1);
   });
 
+  it('nextv(n): up to n entries per call, in order, within bounds and limit; empty at the end, the iterator still open', async () => {
+    const a = open({ limit: 3 });
+    expect(a.it.nextvSync(2).map(([k, v]) => `${k}=${v}`)).toEqual(['a=a1', 'c=c6']);
+    expect((await a.it.nextv(5)).map(([k, v]) => `${k}=${v}`)).toEqual(['d=d4']); // the limit
+    expect(a.it.nextvSync(5)).toEqual([]);
+    expect(a.state.releases).toBe(0); // stepped by hand: open until closed
+    a.it.close();
+    expect(a.it.nextvSync(1)).toEqual([]);
+    const b = open({ reverse: true, gte: 'b' });
+    expect(b.it.nextvSync(10).map(([k]) => `${k}`)).toEqual(['d', 'c']);
+    b.it.seek('c');
+    expect(b.it.nextvSync(10).map(([k]) => `${k}`)).toEqual(['c']); // after a seek it goes on
+    for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => open().it.nextvSync(bad)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    await expect(open().it.nextv(0)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
   it('yields owned copies', () => {
     const { it } = open({ reverse: true });
     const all = [...it];
