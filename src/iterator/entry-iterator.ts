@@ -45,12 +45,18 @@ const SOUGHT = 2;
 /** Past the end: nothing more until a `seek`. */
 const ENDED = 3;
 
+/** A Buffer over `bytes`' memory, no copy (`copy: false`). */
+function view(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 export class EntryIterator implements AsyncIterableIterator<Entry> {
   #core: DBIterator | null;
   #release: (() => void) | null;
   readonly #reverse: boolean;
   readonly #limit: number;
   readonly #values: boolean;
+  readonly #copy: boolean;
   #count = 0;
   #state: number = UNSTARTED;
   /** Set when the database ended the iterator: calls are CLOSED rather than done. */
@@ -61,12 +67,13 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
    * @param options validated options (bounds are already in `core`; reverse, limit and values are used).
    * @param release called exactly once, after `core` is closed, to unpin what the DB pinned.
    */
-  constructor(core: DBIterator, options: Pick<ResolvedIteratorOptions, 'reverse' | 'limit' | 'values'>, release: () => void) {
+  constructor(core: DBIterator, options: Pick<ResolvedIteratorOptions, 'reverse' | 'limit' | 'values' | 'copy'>, release: () => void) {
     this.#core = core;
     this.#release = release;
     this.#reverse = options.reverse;
     this.#limit = options.limit;
     this.#values = options.values;
+    this.#copy = options.copy;
   }
 
   /** True once closed (`close()`, `return()`, an error, the end of a loop over it, or the database's close). */
@@ -100,6 +107,7 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
       }
       this.#state = YIELDED;
       this.#count++;
+      if (!this.#copy) return [view(core.key()), this.#values ? view(core.value()) : NO_VALUE];
       return [Buffer.from(core.key()), this.#values ? Buffer.from(core.value()) : NO_VALUE];
     } catch (err) {
       this.#closeAfterError();

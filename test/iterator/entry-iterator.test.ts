@@ -153,6 +153,18 @@ describe('EntryIterator', () => {
     await expect(open().it.nextv(0)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it('copy: false yields views over the same entries (copied here before each next call); a bad copy is INVALID_ARGUMENT', () => {
+    for (const options of [{}, { reverse: true }, { gte: 'b', values: false }, { limit: 2 }]) {
+      const copied = open(options).it;
+      const viewed = open({ ...options, copy: false }).it;
+      const want = copied.nextvSync(10).map(([k, v]) => `${k}=${v}`);
+      const got: string[] = [];
+      for (let e = viewed.nextSync(); e !== undefined; e = viewed.nextSync()) got.push(`${Buffer.from(e[0])}=${Buffer.from(e[1])}`);
+      expect(got).toEqual(want);
+    }
+    expect(() => open({ copy: 'no' } as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+
   it('yields owned copies', () => {
     const { it } = open({ reverse: true });
     const all = [...it];

@@ -21,6 +21,7 @@ describe('resolveIteratorOptions', () => {
         reverse: false,
         limit: Infinity,
         values: true,
+        copy: true,
       });
     }
   });
