@@ -64,7 +64,7 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
 
   /**
    * @param core the positioned-or-not core view, taken over (closed with this iterator).
-   * @param options validated options (bounds are already in `core`; reverse, limit and values are used).
+   * @param options validated options (bounds are already in `core`; reverse, limit, values and copy are used).
    * @param release called exactly once, after `core` is closed, to unpin what the DB pinned.
    */
   constructor(core: DBIterator, options: Pick<ResolvedIteratorOptions, 'reverse' | 'limit' | 'values' | 'copy'>, release: () => void) {
