@@ -237,34 +237,7 @@ export class DBImpl {
 
     // WALs at or after the MANIFEST's log number hold writes not yet in tables: replay them.
     const versions = this.#versions;
-    const logs: number[] = [];
-    const expected = new Set(versions.liveFiles());
-    for (const r of this.regions) {
-      if (r.index !== 0 && !fs.exists(r.dir)) continue;
-      for (const name of fs.list(r.dir)) {
-        const parsed = parseFileName(name);
-        if (parsed === undefined) continue;
-        versions.markFileNumberUsed(parsed.number);
-        if (parsed.type === FileType.TABLE) expected.delete(parsed.number);
-        if (r.index === 0 && parsed.type === FileType.LOG && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber)) {
-          logs.push(parsed.number);
-        }
-      }
-    }
-    if (expected.size > 0) {
-      throw new SieveError(ErrorCode.CORRUPTION, `${expected.size} table file(s) named by the MANIFEST are missing: ${[...expected].slice(0, 5).join(', ')}`, {
-        file: this.dir,
-      });
-    }
-    // The WAL the MANIFEST calls live is created (and its name synced) before any edit names it,
-    // and deleted only after a later edit moves past it: missing, it means an edit was lost (a
-    // MANIFEST cut short after its WAL was deleted, say), and with it the writes of that WAL.
-    if (versions.logNumber > 0 && !logs.includes(versions.logNumber)) {
-      throw new SieveError(ErrorCode.CORRUPTION, `the MANIFEST names WAL ${versions.logNumber} as live, but it is missing`, {
-        file: logFileName(this.dir, versions.logNumber),
-      });
-    }
-    logs.sort((a, b) => a - b);
+    const logs = this.#liveLogs(versions, true);
     // Only the newest WAL holding any bytes may end torn: newer empty ones are what a crash right
     // after creating a WAL leaves (at open or at a memtable switch, the older one synced first).
     const sizes = new Map(logs.map((n) => [n, fs.size(logFileName(this.dir, n))]));
@@ -437,11 +410,16 @@ export class DBImpl {
     }
   }
 
-  /** One attempt of #loadReadOnly: the new VersionSet; the regions get memtables of the WALs. */
-  #readOnlyState(): VersionSet {
+  /**
+   * The WALs `versions` calls live (at or after its log number, or its previous one), ascending,
+   * from a listing of the directories; with `markUsed` (a writable open) every file number seen is
+   * marked used. CORRUPTION if a table the MANIFEST names is missing, or the live WAL is: that WAL
+   * is created (and its name synced) before any edit names it, and deleted only after a later edit
+   * moves past it, so missing, it means an edit was lost (a MANIFEST cut short after its WAL was
+   * deleted, say), and with it the writes of that WAL.
+   */
+  #liveLogs(versions: VersionSet, markUsed: boolean): number[] {
     const fs = this.fs;
-    const versions = new VersionSet(this.dir, fs, this.regions.length);
-    versions.recover();
     const logs: number[] = [];
     const expected = new Set(versions.liveFiles());
     for (const r of this.regions) {
@@ -449,6 +427,7 @@ export class DBImpl {
       for (const name of fs.list(r.dir)) {
         const parsed = parseFileName(name);
         if (parsed === undefined) continue;
+        if (markUsed) versions.markFileNumberUsed(parsed.number);
         if (parsed.type === FileType.TABLE) expected.delete(parsed.number);
         if (r.index === 0 && parsed.type === FileType.LOG && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber)) {
           logs.push(parsed.number);
@@ -465,7 +444,15 @@ export class DBImpl {
         file: logFileName(this.dir, versions.logNumber),
       });
     }
-    logs.sort((a, b) => a - b);
+    return logs.sort((a, b) => a - b);
+  }
+
+  /** One attempt of #loadReadOnly: the new VersionSet; the regions get memtables of the WALs. */
+  #readOnlyState(): VersionSet {
+    const fs = this.fs;
+    const versions = new VersionSet(this.dir, fs, this.regions.length);
+    versions.recover();
+    const logs = this.#liveLogs(versions, false);
     const sizes = logs.map((n) => fs.size(logFileName(this.dir, n)));
     let newest = -1;
     logs.forEach((n, i) => {
