@@ -9,17 +9,16 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { isSieveError, SieveError } from '../../src/errors.js';
 import type { FileSystem } from '../../src/fs/file-system.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { JumpRouter } from '../../src/shard/jump-router.js';
-import { startWriterChild, type CrashChild } from '../support/crash-child.js';
+import type { CrashChild } from '../support/crash-child.js';
+import { Writer } from '../support/writer-channel.js';
 import { writerKey, writerValue } from './read-only-writer.js';
 
-const WRITER = fileURLToPath(new URL('./read-only-writer.ts', import.meta.url));
 
 const temp: string[] = [];
 const children: CrashChild[] = [];
@@ -40,43 +39,6 @@ function tempDir(): string {
 }
 
 type Model = Map<string, string>;
-
-/** A writer child and its command channel (see read-only-writer.ts). */
-class Writer {
-  readonly model: Model = new Map();
-  #sent = 0;
-  private constructor(readonly child: CrashChild) {}
-
-  static async start(dir: string): Promise<Writer> {
-    const child = startWriterChild(WRITER, [dir]);
-    children.push(child);
-    await child.opened;
-    if (child.proc.exitCode !== null) throw new Error(`writer failed to open: ${child.stderr.join('')}`);
-    return new Writer(child);
-  }
-
-  /** Sends `line`; resolves once the writer acknowledged it (and the model follows it). */
-  async command(line: string): Promise<void> {
-    const want = ++this.#sent;
-    this.child.proc.stdin!.write(`${line}\n`);
-    const deadline = Date.now() + 120_000;
-    while (this.child.acked.length < want) {
-      if (this.child.proc.exitCode !== null) throw new Error(`writer exited on "${line}": ${this.child.stderr.join('')}`);
-      if (Date.now() > deadline) throw new Error(`writer did not acknowledge "${line}"`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const [op, a, b, tag] = line.split(' ');
-    for (let i = Number(a); i < Number(b); i++) {
-      if (op === 'put') this.model.set(writerKey(i), writerValue(tag!, i));
-      else if (op === 'del') this.model.delete(writerKey(i));
-    }
-  }
-
-  async close(): Promise<void> {
-    await this.command('close');
-    await this.child.exited;
-  }
-}
 
 /** Everything the database shows: a full iteration, checked against a get of each key. */
 function contents(db: DB): Model {
@@ -128,7 +90,7 @@ const tables = (dir: string): string[] => readdirSync(dir).filter((f) => f.endsW
 describe('read-only open next to a writer in another process', () => {
   it('sees the state of its open, nothing after until refresh(), then the writer’s state; survives the writer’s compaction', async () => {
     const dir = tempDir();
-    const writer = await Writer.start(dir);
+    const writer = await Writer.start(dir, children);
     await writer.command('put 0 3000 a'); // flushes, compactions, a live WAL
     await writer.command('del 100 200');
     const atOpen = sorted(writer.model);
@@ -171,7 +133,7 @@ describe('read-only open next to a writer in another process', () => {
 
   it('a reader whose table handles were closed (maxOpenFiles 10) reads the right value or a typed error, never a wrong one', async () => {
     const dir = tempDir();
-    const writer = await Writer.start(dir);
+    const writer = await Writer.start(dir, children);
     await writer.command('put 0 6000 a');
     await writer.command('del 1000 1500');
     const model = sorted(writer.model);
@@ -215,7 +177,7 @@ describe('read-only open next to a writer in another process', () => {
 
   it('refresh() while the writer writes, flushes and compacts: every state seen is the writer’s after some whole batch', async () => {
     const dir = tempDir();
-    const writer = await Writer.start(dir);
+    const writer = await Writer.start(dir, children);
     await writer.command('put 0 6000 a');
     const reader = await DB.open(dir, { readOnly: true });
     try {
@@ -253,7 +215,7 @@ describe('read-only open next to a writer in another process', () => {
 
   it('writes nothing: no file-system call that writes, and the directory byte-identical after a whole session', async () => {
     const dir = tempDir();
-    const writer = await Writer.start(dir);
+    const writer = await Writer.start(dir, children);
     await writer.command('put 0 2000 a');
     await writer.command('compact'); // then idle: nothing over its size targets
     await writer.command('put 2000 2100 b'); // in the live WAL only
@@ -383,7 +345,7 @@ describe('read-only open of a closed database', () => {
 
   it('refresh() with a snapshot held is INVALID_ARGUMENT; an iterator opened before a refresh keeps its state', async () => {
     const dir = tempDir();
-    const writer = await Writer.start(dir);
+    const writer = await Writer.start(dir, children);
     await writer.command('put 0 500 a');
     const first = sorted(writer.model);
     const reader = await DB.open(dir, { readOnly: true });

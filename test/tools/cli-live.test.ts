@@ -9,15 +9,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { FileLock, WritableFile } from '../../src/fs/file-system.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { writerKey, writerValue } from '../db/read-only-writer.js';
-import { startWriterChild, type CrashChild } from '../support/crash-child.js';
+import type { CrashChild } from '../support/crash-child.js';
+import { Writer } from '../support/writer-channel.js';
 import { jsonLines, runCli } from './cli-support.js';
 
-const WRITER = fileURLToPath(new URL('../db/read-only-writer.ts', import.meta.url));
 
 const temp: string[] = [];
 const children: CrashChild[] = [];
@@ -64,38 +63,6 @@ class NoWritesFileSystem extends NodeFileSystem {
   }
 }
 
-/** A writer child and its command channel (see read-only-writer.ts). */
-class Writer {
-  readonly model = new Map<string, string>();
-  #sent = 0;
-  private constructor(readonly child: CrashChild) {}
-
-  static async start(dir: string): Promise<Writer> {
-    const child = startWriterChild(WRITER, [dir]);
-    children.push(child);
-    await child.opened;
-    if (child.proc.exitCode !== null) throw new Error(`writer failed to open: ${child.stderr.join('')}`);
-    return new Writer(child);
-  }
-
-  /** Sends `line`; resolves once the writer acknowledged it (and the model follows it). */
-  async command(line: string): Promise<void> {
-    const want = ++this.#sent;
-    this.child.proc.stdin!.write(`${line}\n`);
-    const deadline = Date.now() + 120_000;
-    while (this.child.acked.length < want) {
-      if (this.child.proc.exitCode !== null) throw new Error(`writer exited on "${line}": ${this.child.stderr.join('')}`);
-      if (Date.now() > deadline) throw new Error(`writer did not acknowledge "${line}"`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    const [op, a, b, tag] = line.split(' ');
-    for (let i = Number(a); i < Number(b); i++) {
-      if (op === 'put') this.model.set(writerKey(i), writerValue(tag!, i));
-      else if (op === 'del') this.model.delete(writerKey(i));
-    }
-  }
-}
-
 const hex = (s: string): string => Buffer.from(s).toString('hex');
 const sortedHex = (model: Map<string, string>): [string, string][] => [...model].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [hex(k), hex(v)]);
 
@@ -104,7 +71,7 @@ describe('the CLI on a database another process holds open', () => {
     const root = mkdtempSync(join(tmpdir(), 'sievekv-cli-live-'));
     temp.push(root);
     const dir = join(root, 'db');
-    const writer = await Writer.start(dir);
+    const writer = await Writer.start(dir, children);
     await writer.command('put 0 3000 a');
     await writer.command('compact');
     await writer.command('put 2500 3400 b');
