@@ -4,40 +4,16 @@
  *
  *   npm run build && node dist/bench/scan-copy.js [DIR]
  *
- * DIR (default: a fresh temporary directory) is filled first if it holds no database: N =
- * 1,000,000 db_bench keys in a seeded random order, db_bench's values, then closed and reopened
- * (no compactRange). Prints µs per entry for each round; the first round warms up.
+ * DIR (default: a fresh temporary directory) is filled first if it holds no database
+ * (bench/filled-db.ts). Prints µs per entry for each round; the first round warms up.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { DB } from '../src/db.js';
-import { makeKey, makeValues } from './db/workloads.js';
+import { filledDatabase } from './filled-db.js';
 
-const N = 1_000_000;
 const ROUNDS = 4;
 const given = process.argv[2];
-const dir = given ?? mkdtempSync(join(tmpdir(), 'sievekv-scan-copy-'));
-
-if (!existsSync(join(dir, 'CURRENT'))) {
-  const values = makeValues(7);
-  let state = 12345;
-  const random = (): number => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return state >>> 0;
-  };
-  const order = new Uint32Array(N);
-  for (let i = 0; i < N; i++) order[i] = i;
-  for (let i = N - 1; i > 0; i--) {
-    const j = random() % (i + 1);
-    [order[i], order[j]] = [order[j]!, order[i]!];
-  }
-  const db = await DB.open(dir);
-  for (let i = 0; i < N; i++) db.putSync(makeKey(order[i]!), values[i % values.length]!);
-  await db.close();
-}
+const dir = await filledDatabase(given);
 
 const db = await DB.open(dir);
 for (let round = 0; round < ROUNDS; round++) {
