@@ -11,7 +11,8 @@
  * `sync` calls batchSync, `async` awaits db.batch; the options (JSON) go to DB.open. Each line:
  * ops/s of the loop, the stall time by reason from `sievekv.stats`, the time of close() after the
  * loop, the directory's bytes once closed, and level 0's files before the close. With SK_KEEP set,
- * the directory is kept (its path printed last) for a look at its LOG.
+ * the directory is kept (its path printed last) for a look at its LOG; with SK_STATS set, each
+ * loop's end also prints the `leveldb.stats` table (compaction time and bytes per level).
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -55,6 +56,7 @@ async function run(label: string, keys: Uint32Array): Promise<void> {
   }
   const ms = performance.now() - start;
   const s = JSON.parse(db.getProperty('sievekv.stats')!) as Record<string, number> & { levels: { files: number }[] };
+  if (process.env.SK_STATS !== undefined) console.log(db.getProperty('leveldb.stats'));
   const closeStart = performance.now();
   await db.close();
   const closeMs = performance.now() - closeStart;

@@ -27,7 +27,7 @@ import type { RegionRouter } from '../shard/region-router.js';
 import { singleRegionRouter } from '../shard/region-router.js';
 import { currentFileName, descriptorFileName, FileType, parseFileName } from '../version/filenames.js';
 import { LogReader, type LogCorruption } from '../wal/log-reader.js';
-import { batchSequence, checkBatch } from '../wal/write-batch.js';
+import { BatchEntries, batchSequence } from '../wal/write-batch.js';
 import { InfoLog } from './info-log.js';
 
 /** Where damaged files that recovery skipped are kept (also used by `DB.repair`). */
@@ -112,8 +112,11 @@ export interface WalReplayOptions {
   paranoid: boolean;
   /** Where torn tails and skipped damage are reported (the LOG). */
   info: Pick<InfoLog, 'log'>;
-  /** Applies one verified batch record (borrowed: valid during the call) whose first entry is `sequence`. */
-  apply: (record: Uint8Array, sequence: number) => void;
+  /**
+   * Applies one verified batch record whose first entry is `sequence`; `entries` holds it decoded.
+   * Both are borrowed: valid during the call only.
+   */
+  apply: (record: Uint8Array, sequence: number, entries: BatchEntries) => void;
 }
 
 /**
@@ -135,6 +138,7 @@ export function replayWal(fs: FileSystem, path: string, options: WalReplayOption
       result.skippedBytes += c.bytes;
     }
   };
+  const entries = new BatchEntries();
   const file = fs.openReadable(path);
   try {
     const reader = new LogReader(file, { onCorruption: (c) => pending.push(c) });
@@ -146,14 +150,14 @@ export function replayWal(fs: FileSystem, path: string, options: WalReplayOption
       const offset = reader.lastRecordOffset;
       let count: number;
       try {
-        count = checkBatch(record, path, offset);
+        count = entries.decode(record, path, offset);
       } catch (err) {
         if (paranoid || !isSieveError(err, 'CORRUPTION')) throw err;
         skip([{ offset, bytes: record.length, kind: 'content', reason: (err as Error).message, fragmentsBefore: 0 }], 'the record does not decode');
         continue;
       }
       const sequence = batchSequence(record, path, offset);
-      options.apply(record, sequence);
+      options.apply(record, sequence, entries);
       if (count > 0) result.maxSequence = Math.max(result.maxSequence, sequence + count - 1);
     }
     if (pending.length > 0) {

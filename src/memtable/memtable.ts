@@ -13,6 +13,7 @@
  */
 import { levelDBHash, levelDBHashRange } from '../filter/leveldb-hash.js';
 import type { BatchEntries } from '../wal/write-batch.js';
+import { RUN_FIELDS, type EntryRun } from './entry-run.js';
 import { SkipList, type SkipListState } from './skiplist.js';
 
 /** Persisted in every internal key and WAL record: never renumber. */
@@ -50,7 +51,7 @@ export interface MemTableOptions {
 
 export class MemTable {
   readonly #list: SkipList;
-  readonly #bloom: Uint32Array | null;
+  #bloom: Uint32Array | null;
   readonly #bloomBits: number;
   /** The value found by the last `get` that returned FOUND. Owned by the memtable. */
   foundValue: Uint8Array = EMPTY;
@@ -101,6 +102,85 @@ export class MemTable {
       list.insertFrom(rep, keyOff, keyLen, rep, f[at + 3]!, f[at + 4]!, seq + i, type, order !== null && k > 0);
       if (this.#bloom !== null) this.#bloomAdd(levelDBHashRange(rep, keyOff, keyOff + keyLen, MEMTABLE_BLOOM_SEED));
     }
+  }
+
+  /**
+   * Turns the Bloom filter off: every `get` then searches the list. For a memtable about to be
+   * flushed (a replay's), whose filter would cost more to fill than it saves.
+   */
+  dropBloom(): void {
+    this.#bloom = null;
+  }
+
+  /**
+   * Adds every entry of `run` (copying the bytes) in internal-key order. Into an empty memtable
+   * the entries are sorted and loaded in one pass (SkipList.loadSorted, no key compared against
+   * the list); otherwise they go in as a run of ascending inserts, each starting from the one
+   * before. The run is left as it was.
+   */
+  addRun(run: EntryRun): void {
+    const n = run.count;
+    if (n === 0) return;
+    const list = this.#list;
+    const f = run.fields;
+    const bytes = run.bytes;
+    const seqs = run.seqs;
+    const order = this.#runOrder(run);
+    if (this.#bloom !== null) this.#bloomAddRun(run);
+    if (list.count === 0) {
+      list.loadSorted(bytes, f, seqs, order, n);
+      return;
+    }
+    for (let k = 0; k < n; k++) {
+      const at = order[k]! * RUN_FIELDS;
+      list.insertFrom(bytes, f[at + 1]!, f[at + 2]!, bytes, f[at + 3]!, f[at + 4]!, seqs[order[k]!]!, f[at]!, k > 0);
+    }
+  }
+
+  #bloomAddRun(run: EntryRun): void {
+    const f = run.fields;
+    const bytes = run.bytes;
+    for (let i = 0; i < run.count; i++) {
+      const keyOff = f[i * RUN_FIELDS + 1]!;
+      this.#bloomAdd(levelDBHashRange(bytes, keyOff, keyOff + f[i * RUN_FIELDS + 2]!, MEMTABLE_BLOOM_SEED));
+    }
+  }
+
+  /** Scratch of #runOrder, reused: sort keys (as 64-bit words) and the order they give. */
+  #runKeys = new BigUint64Array(0);
+  #runOrderScratch = new Int32Array(0);
+
+  /**
+   * The run's entry indexes in internal-key order, sorted natively: each entry becomes one 64-bit
+   * unsigned number — the 8 bytes after the prefix every key shares, big-endian (bytes past the
+   * key's end count as 0, the least byte, which keeps the order), with the low bits replaced by
+   * the entry's index — and BigUint64Array#sort orders those without calling back into
+   * JavaScript. Entries whose numbers agree above the index bits (keys alike in those bytes, or
+   * one key's versions) are then sorted by a full comparison.
+   *
+   * Each loop is a function of its own: this runs once per open, mostly before V8 has optimized
+   * it, and a function with one loop is compiled (on stack) whole, where a function of several
+   * loops fell back to the interpreter at each loop it had not run yet.
+   */
+  #runOrder(run: EntryRun): Int32Array {
+    const n = run.count;
+    if (this.#runKeys.length < n) {
+      const size = Math.max(n, 2 * this.#runKeys.length);
+      this.#runKeys = new BigUint64Array(size);
+      this.#runOrderScratch = new Int32Array(size);
+    }
+    const keys = this.#runKeys.subarray(0, n);
+    // Little-endian words: word 2i holds the low half of entry i's number, word 2i + 1 the high.
+    const words = new Uint32Array(keys.buffer, keys.byteOffset, 2 * n);
+    const indexBits = Math.max(1, 32 - Math.clz32(n - 1));
+    const indexMask = indexBits >= 32 ? -1 : (1 << indexBits) - 1;
+    const shared = sharedPrefixLength(run.bytes, run.fields, n);
+    fillSortWords(words, run.bytes, run.fields, n, shared, indexMask);
+    keys.sort();
+    const order = this.#runOrderScratch.subarray(0, n);
+    for (let k = 0; k < n; k++) order[k] = words[2 * k]! & indexMask;
+    sortTies(order, words, run, shared, indexMask);
+    return order;
   }
 
   /** Reused by #sortedOrder. */
@@ -187,6 +267,72 @@ export class MemTable {
   /** An iterator over exported storage (see `exportState`). */
   static iteratorOf(state: SkipListState): MemTableIterator {
     return new MemTableIterator(SkipList.fromState(state));
+  }
+}
+
+/** The length of the prefix every key of the run's first `n` entries shares. */
+function sharedPrefixLength(bytes: Uint8Array, f: Int32Array, n: number): number {
+  const firstOff = f[1]!;
+  let shared = f[2]!;
+  for (let i = 1; i < n && shared > 0; i++) {
+    const off = f[i * RUN_FIELDS + 1]!;
+    const len = f[i * RUN_FIELDS + 2]!;
+    if (len < shared) shared = len;
+    let j = 0;
+    while (j < shared && bytes[off + j] === bytes[firstOff + j]) j++;
+    shared = j;
+  }
+  return shared;
+}
+
+/** Entry i's sort number (see MemTable#runOrder) into `words[2i]` (low half) and `words[2i + 1]`. */
+function fillSortWords(words: Uint32Array, bytes: Uint8Array, f: Int32Array, n: number, shared: number, indexMask: number): void {
+  for (let i = 0; i < n; i++) {
+    const off = f[i * RUN_FIELDS + 1]! + shared;
+    const avail = f[i * RUN_FIELDS + 2]! - shared;
+    let high = 0;
+    let low = 0;
+    if (avail >= 8) {
+      high = (bytes[off]! << 24) | (bytes[off + 1]! << 16) | (bytes[off + 2]! << 8) | bytes[off + 3]!;
+      low = (bytes[off + 4]! << 24) | (bytes[off + 5]! << 16) | (bytes[off + 6]! << 8) | bytes[off + 7]!;
+    } else {
+      for (let j = 0; j < 4; j++) high = (high << 8) | (j < avail ? bytes[off + j]! : 0);
+      for (let j = 4; j < 8; j++) low = (low << 8) | (j < avail ? bytes[off + j]! : 0);
+    }
+    words[2 * i] = (low & ~indexMask) | i;
+    words[2 * i + 1] = high;
+  }
+}
+
+/**
+ * Sorts each stretch of `order` whose sort numbers tie above the index bits by the whole key
+ * (from byte `shared` on), then the newest entry (the higher sequence) first.
+ */
+function sortTies(order: Int32Array, words: Uint32Array, run: EntryRun, shared: number, indexMask: number): void {
+  const n = run.count;
+  const f = run.fields;
+  const bytes = run.bytes;
+  const seqs = run.seqs;
+  const compare = (a: number, b: number): number => {
+    const aOff = f[a * RUN_FIELDS + 1]!;
+    const aLen = f[a * RUN_FIELDS + 2]!;
+    const bOff = f[b * RUN_FIELDS + 1]!;
+    const bLen = f[b * RUN_FIELDS + 2]!;
+    const m = aLen < bLen ? aLen : bLen;
+    for (let i = shared; i < m; i++) {
+      const c = bytes[aOff + i]! - bytes[bOff + i]!;
+      if (c !== 0) return c;
+    }
+    return aLen !== bLen ? aLen - bLen : seqs[b]! - seqs[a]!;
+  };
+  const above = ~indexMask;
+  for (let k = 0; k < n; ) {
+    const high = words[2 * k + 1]!;
+    const low = words[2 * k]! & above;
+    let end = k + 1;
+    while (end < n && words[2 * end + 1] === high && (words[2 * end]! & above) === low) end++;
+    if (end - k > 1) order.subarray(k, end).sort(compare);
+    k = end;
   }
 }
 

@@ -294,6 +294,43 @@ export class SkipList {
     return node;
   }
 
+  /**
+   * Loads an empty list with entries given in internal-key order, as if inserted one by one:
+   * entry `order[k]` of `fields` (per entry: type, key offset, key length, value offset, value
+   * length, indexing `src`) at sequence `seqs[order[k]]`. The nodes are written in the source's
+   * order (reading and writing memory in sequence) and then linked in key order, so no key is
+   * compared and each entry costs one visit to its node. The caller vouches for the order
+   * (entries strictly ascending in internal-key order).
+   */
+  loadSorted(src: Uint8Array, fields: Int32Array, seqs: Float64Array, order: Int32Array, n: number): void {
+    if (this.#count !== 0) throw new Error('SkipList.loadSorted needs an empty list');
+    if (n === 0) return;
+    // Three loops, each a function of its own (see MemTable#runOrder for why).
+    const heights = new Uint8Array(n);
+    this.#reserve(this.#drawHeights(heights, fields, n));
+    const nodes = new Int32Array(n);
+    this.#top = writeNodes(this.#words, this.#bytes, this.#top, src, fields, seqs, heights, nodes, n);
+    for (let i = 0; i < MAX_HEIGHT; i++) this.#tails[i] = 0;
+    linkNodes(this.#words, this.#tails, nodes, order, n);
+    this.#count = n;
+    // The next insert searches from the head (#prev is only trusted after an insert).
+    this.#prev.fill(0);
+  }
+
+  /** Draws a height per entry into `heights`; returns the words the nodes take. */
+  #drawHeights(heights: Uint8Array, fields: Int32Array, n: number): number {
+    let words = 0;
+    let tallest = this.#height;
+    for (let i = 0; i < n; i++) {
+      const h = this.#randomHeight();
+      heights[i] = h;
+      if (h > tallest) tallest = h;
+      words += NEXT + h + ((fields[i * 5 + 2]! + TRAILER + fields[i * 5 + 4]! + 3) >>> 2);
+    }
+    this.#height = tallest;
+    return words;
+  }
+
   /** The first node at or after (key, seq) in internal order, or 0. */
   seek(key: Uint8Array, seq: number): number {
     return this.#words[this.#descend(key, 0, key.length, seq, false) + NEXT]!;
@@ -376,5 +413,53 @@ export class SkipList {
   valueOf(node: number): Uint8Array {
     const at = this.internalKeyEnd(node);
     return this.#bytes.subarray(at, at + this.#words[node + VALUE_LEN]!);
+  }
+}
+
+/**
+ * Writes entry i of `fields` (see SkipList#loadSorted) as a node of height `heights[i]` from word
+ * `top` on, unlinked, and its index into `nodes[i]`; returns the word after the last node. The
+ * words are fresh (never written): next pointers are already 0.
+ */
+function writeNodes(
+  w: Int32Array,
+  bytes: Uint8Array,
+  top: number,
+  src: Uint8Array,
+  fields: Int32Array,
+  seqs: Float64Array,
+  heights: Uint8Array,
+  nodes: Int32Array,
+  n: number,
+): number {
+  for (let i = 0; i < n; i++) {
+    const f = i * 5;
+    const keyOff = fields[f + 1]!;
+    const keyLen = fields[f + 2]!;
+    const valueOff = fields[f + 3]!;
+    const valueLen = fields[f + 4]!;
+    const h = heights[i]!;
+    w[top + HEIGHT] = h;
+    w[top + KEY_LEN] = keyLen;
+    w[top + VALUE_LEN] = valueLen;
+    const at = (top + NEXT + h) << 2;
+    bytes.set(src.subarray(keyOff, keyOff + keyLen), at);
+    writeTrailer(bytes, at + keyLen, seqs[i]!, fields[f] as ValueType);
+    if (valueLen > 0) bytes.set(src.subarray(valueOff, valueOff + valueLen), at + keyLen + TRAILER);
+    nodes[i] = top;
+    top += NEXT + h + ((keyLen + TRAILER + valueLen + 3) >>> 2);
+  }
+  return top;
+}
+
+/** Links `nodes[order[k]]` for k ascending behind `tails` (the last node at each level). */
+function linkNodes(w: Int32Array, tails: Int32Array, nodes: Int32Array, order: Int32Array, n: number): void {
+  for (let k = 0; k < n; k++) {
+    const node = nodes[order[k]!]!;
+    const h = w[node + HEIGHT]!;
+    for (let level = 0; level < h; level++) {
+      w[tails[level]! + NEXT + level] = node;
+      tails[level] = node;
+    }
   }
 }

@@ -33,7 +33,6 @@ import { currentFileName, FileType, parseFileName, sstTableFileName, tableFileNa
 import { compareInternal } from '../version/version.js';
 import { NUM_LEVELS, VersionEdit, type FileMetaData } from '../version/version-edit.js';
 import { LogReader, type LogCorruption } from '../wal/log-reader.js';
-import { checkBatch } from '../wal/write-batch.js';
 import { replayWal } from '../db/recovery.js';
 import { bareMessage } from './error-text.js';
 import { describeKey, TableInspector } from './table-inspector.js';
@@ -372,8 +371,8 @@ class Verifier {
         newest,
         paranoid: true,
         info: { log: (message) => this.#note(f.path, message) },
-        apply: (record) => {
-          this.#walEntries += checkBatch(record, f.path);
+        apply: (_record, _sequence, entries) => {
+          this.#walEntries += entries.count;
           this.#walRecords++;
         },
       });

@@ -4,6 +4,7 @@ import { compareBytes } from '../../src/format/bytes.js';
 import { levelDBHash } from '../../src/filter/leveldb-hash.js';
 import { Lookup, MEMTABLE_BLOOM_SEED, MemTable, ValueType } from '../../src/memtable/memtable.js';
 import { BatchEntries, WriteBatch } from '../../src/wal/write-batch.js';
+import { EntryRun } from '../../src/memtable/entry-run.js';
 
 interface Entry {
   key: Uint8Array;
@@ -191,5 +192,119 @@ describe('MemTable.addEntries (a batch, inserted in key order from the previous 
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('MemTable.addRun (a WAL replay: many batches gathered, sorted once, loaded)', () => {
+  // Keys from a small alphabet that includes 0 (the byte a key's end reads as in the sort
+  // numbers) with a long shared prefix or none, so the numbers tie often and the full comparison
+  // decides; lengths on both sides of the 8 bytes the numbers hold.
+  const keyArb = fc.oneof(
+    fc.uint8Array({ maxLength: 12, max: 2 }),
+    fc.uint8Array({ minLength: 0, maxLength: 14, max: 2 }).map((tail) => new Uint8Array([7, 7, 7, 7, 7, ...tail])),
+  );
+  const batchArb = fc.array(fc.tuple(keyArb, fc.boolean(), fc.uint8Array({ maxLength: 6 })), { minLength: 1, maxLength: 40 });
+  const planArb = fc.array(fc.tuple(batchArb, fc.nat(5)), { maxLength: 10 });
+  const preArb = fc.array(fc.tuple(keyArb, fc.uint8Array({ maxLength: 4 })), { maxLength: 20 });
+
+  it('holds what one-by-one adds would, into an empty memtable or one that has entries', () => {
+    fc.assert(
+      fc.property(planArb, preArb, fc.boolean(), (plan, pre, bloom) => {
+        const mem = new MemTable({ bloomBits: bloom ? 4096 : 0 });
+        const entries: Entry[] = [];
+        let seq = 1;
+        for (const [key, value] of pre) {
+          mem.add(seq, ValueType.VALUE, key, value);
+          entries.push({ key, seq, type: ValueType.VALUE, value });
+          seq++;
+        }
+        const run = new EntryRun();
+        const decoded = new BatchEntries();
+        for (const [ops, gap] of plan) {
+          seq += gap; // sequences need not follow on from one batch to the next
+          const batch = new WriteBatch();
+          for (const [key, isPut, value] of ops) {
+            if (isPut) batch.put(key, value);
+            else batch.del(key);
+          }
+          const rep = batch.contents().slice();
+          decoded.decode(rep);
+          run.addBatch(rep, decoded, seq);
+          rep.fill(0xee); // the run must have copied the record
+          ops.forEach(([key, isPut, value], i) => {
+            entries.push({ key, seq: seq + i, type: isPut ? ValueType.VALUE : ValueType.DELETION, value: isPut ? value : new Uint8Array(0) });
+          });
+          seq += ops.length;
+        }
+        const before = mem.approximateMemoryUsage;
+        mem.addRun(run);
+        expect(mem.approximateMemoryUsage - before).toBeGreaterThan(0.75 * run.nodeBytes - 1);
+        entries.sort(internalOrder);
+        expect(mem.count).toBe(entries.length);
+        expect(collectForward(mem)).toEqual(entries.map((e) => ({ ...e, key: u8(e.key), value: u8(e.value) })));
+        for (const e of entries) {
+          const newest = entries.find((x) => compareBytes(x.key, e.key) === 0)!;
+          const got = mem.get(e.key, seq);
+          if (newest.type === ValueType.DELETION) expect(got).toBe(Lookup.DELETED);
+          else {
+            expect(got).toBe(Lookup.FOUND);
+            expect(u8(mem.foundValue)).toEqual(u8(newest.value));
+          }
+        }
+        // Inserts after a load find their place (the load leaves no stale search path).
+        const later = new Uint8Array([7, 7, 7, 7, 7, 1]);
+        mem.add(seq, ValueType.VALUE, later, later);
+        expect(mem.get(later, seq)).toBe(Lookup.FOUND);
+        expect(collectForward(mem).length).toBe(entries.length + 1);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('answers gets from the list alone once its Bloom filter is dropped', () => {
+    const mem = new MemTable({ bloomBits: 1024 });
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`k${i}`);
+    for (let i = 0; i < 50; i += 2) mem.add(i + 1, ValueType.VALUE, key(i), key(i));
+    mem.dropBloom();
+    for (let i = 50; i < 60; i += 2) mem.add(i + 1, ValueType.VALUE, key(i), key(i)); // added with no filter
+    for (let i = 0; i < 60; i++) {
+      expect(mem.get(key(i), 100)).toBe(i % 2 === 0 ? Lookup.FOUND : Lookup.NOT_FOUND);
+      expect(mem.mayContainHash(levelDBHash(key(i), MEMTABLE_BLOOM_SEED))).toBe(true);
+    }
+  });
+
+  it('orders a run too long for 16 index bits, whose keys tie in the 8 bytes after their shared prefix', () => {
+    // 70,000 entries: the sort numbers take 17 index bits. Keys `p‖xxxxxxxx‖nnnnn`: 35,000
+    // distinct, each written twice (the later, higher sequence first in the memtable).
+    const n = 35_000;
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`prefix/${'x'.repeat(8)}${String((i * 7919) % n).padStart(5, '0')}`);
+    const run = new EntryRun();
+    const decoded = new BatchEntries();
+    let seq = 1;
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < n; i += 1000) {
+        const batch = new WriteBatch();
+        for (let j = i; j < i + 1000; j++) batch.put(key(j), new Uint8Array([round]));
+        const rep = batch.contents().slice();
+        decoded.decode(rep);
+        run.addBatch(rep, decoded, seq);
+        seq += 1000;
+      }
+    }
+    const mem = new MemTable();
+    mem.addRun(run);
+    const it = mem.iterator();
+    let count = 0;
+    let previous: { key: Uint8Array; seq: number } | null = null;
+    for (it.seekToFirst(); it.valid; it.next()) {
+      if (previous !== null) {
+        const c = compareBytes(previous.key, it.key);
+        expect(c < 0 || (c === 0 && previous.seq > it.seq)).toBe(true);
+      }
+      if (count % 2 === 0) expect(it.value[0]).toBe(1); // the newer version comes first
+      previous = { key: u8(it.key), seq: it.seq };
+      count++;
+    }
+    expect(count).toBe(2 * n);
   });
 });
