@@ -219,12 +219,19 @@ function keyRows(keys: readonly Uint8Array[]): { rows: Int32Array; n: number } {
   let n = 0;
   for (let k = 0; k < keys.length; k++) {
     const key = keys[k]!;
-    const at = 4 * n;
-    keyRow(key, 0, key.length, rows, at);
-    if (n > 0 && rows[at] === rows[at - 4] && rows[at + 1] === rows[at - 3]) continue;
-    n++;
+    if (addKeyRow(key, 0, key.length, rows, n)) n++;
   }
   return { rows, n };
+}
+
+/**
+ * Writes the row of `key[start, end)` as row `n` of `rows`; returns false (the row is not kept)
+ * when it repeats row n − 1, the rule by which every Ribbon builder drops adjacent duplicates.
+ */
+export function addKeyRow(key: Uint8Array, start: number, end: number, rows: Int32Array, n: number): boolean {
+  const at = 4 * n;
+  keyRow(key, start, end, rows, at);
+  return !(n > 0 && rows[at] === rows[at - 4] && rows[at + 1] === rows[at - 3]);
 }
 
 /** Statistics of the last build, for tests and benchmarks. */
@@ -257,9 +264,23 @@ export function buildRibbonFilter(
   bitsPerKey: number,
   options: RibbonBuildOptions = {},
 ): Uint8Array {
+  const { rows, n } = keyRows(keys);
+  return buildRibbonFilterFromRows(rows, n, bitsPerKey, options);
+}
+
+/**
+ * `buildRibbonFilter` for keys already turned into rows: `rows[4i … 4i + 3]` is `keyRow` of the
+ * i-th key, adjacent duplicates dropped as `buildRibbonFilter` drops them (the same rows give the
+ * same bytes). For builders that hash keys as they arrive (full-filter-block.ts).
+ */
+export function buildRibbonFilterFromRows(
+  rows: Int32Array,
+  n: number,
+  bitsPerKey: number,
+  options: RibbonBuildOptions = {},
+): Uint8Array {
   const { info } = options;
   const maxAttempts = Math.min(options.maxAttempts ?? MAX_ATTEMPTS, 256);
-  const { rows, n } = keyRows(keys);
   if (info) {
     info.keys = n;
     info.attempts = 0;

@@ -1,0 +1,56 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { FilterPolicy } from '../../src/filter/policy.js';
+import { RibbonFilterPolicy } from '../../src/filter/ribbon.js';
+import { FullFilterBuilder } from '../../src/sstable/full-filter-block.js';
+
+const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+
+describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into rows as they are added)', () => {
+  it("writes the very bytes the policy's createFilter gives through the generic path", () => {
+    // The same policy behind a plain FilterPolicy object takes the generic path (keys copied,
+    // one createFilter call): the filter must be byte for byte the same, and the distinct-key
+    // count too. Keys repeat (adjacent repeats are one key) and come as sub-ranges of a buffer.
+    const keysArb = fc.array(fc.uint8Array({ maxLength: 20, max: 3 }), { maxLength: 300 });
+    fc.assert(
+      fc.property(keysArb, fc.integer({ min: 1, max: 24 }), fc.boolean(), (keys, bitsPerKey, sorted) => {
+        const ribbon = new RibbonFilterPolicy(bitsPerKey);
+        const generic: FilterPolicy = {
+          name: ribbon.name,
+          createFilter: (ks) => ribbon.createFilter(ks),
+          keyMayMatch: (key, filter) => ribbon.keyMayMatch(key, filter),
+          newProbe: () => ribbon.newProbe(),
+        };
+        const list = sorted ? [...keys].sort(Buffer.compare) : keys;
+        const fast = new FullFilterBuilder(ribbon);
+        const slow = new FullFilterBuilder(generic);
+        for (const key of list) {
+          const padded = new Uint8Array(key.length + 3);
+          padded.set(key, 2);
+          fast.addKey(padded, 2, 2 + key.length);
+          slow.addKey(padded, 2, 2 + key.length);
+        }
+        expect(fast.keyCount).toBe(slow.keyCount);
+        const filter = fast.finish();
+        expect(hex(filter)).toBe(hex(slow.finish()));
+        for (const key of list) expect(ribbon.keyMayMatch(key, filter)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves a subclass of the policy to its own createFilter', () => {
+    class Counting extends RibbonFilterPolicy {
+      calls = 0;
+      override createFilter(keys: readonly Uint8Array[]): Uint8Array {
+        this.calls++;
+        return super.createFilter(keys);
+      }
+    }
+    const policy = new Counting(10);
+    const builder = new FullFilterBuilder(policy);
+    builder.addKey(new Uint8Array([1, 2, 3]), 0, 3);
+    builder.finish();
+    expect(policy.calls).toBe(1);
+  });
+});
