@@ -8,10 +8,13 @@
  * size) gather into one run. The bytes are copied: a batch's record may be a reader's reused
  * buffer.
  */
-import type { BatchEntries } from '../wal/write-batch.js';
+import { BATCH_ENTRY_FIELDS, type BatchEntries } from '../wal/write-batch.js';
 
-/** Fields per entry in `fields`: type, key offset, key length, value offset, value length. */
-export const RUN_FIELDS = 5;
+/**
+ * Fields per entry in `fields`: type, key offset, key length, value offset, value length — the
+ * layout of `BatchEntries.fields`, so one sort (MemTable) serves a batch and a run.
+ */
+export const RUN_FIELDS = BATCH_ENTRY_FIELDS;
 /** A skiplist node's bytes beyond its key, trailer and value: header, ~4/3 next pointers, padding. */
 const NODE_OVERHEAD = 12 + 6 + 2;
 const TRAILER = 8;

@@ -125,7 +125,7 @@ export class MemTable {
     const f = run.fields;
     const bytes = run.bytes;
     const seqs = run.seqs;
-    const order = this.#runOrder(run);
+    const order = this.#entryOrder(bytes, f, n, seqs);
     if (this.#bloom !== null) this.#bloomAddRun(run);
     if (list.count === 0) {
       list.loadSorted(bytes, f, seqs, order, n);
@@ -146,72 +146,51 @@ export class MemTable {
     }
   }
 
-  /** Scratch of #runOrder, reused: sort keys (as 64-bit words) and the order they give. */
-  #runKeys = new BigUint64Array(0);
-  #runOrderScratch = new Int32Array(0);
+  /** Scratch of #entryOrder, reused: sort keys (as 64-bit words) and the order they give. */
+  #sortKeys = new BigUint64Array(0);
+  #sortOrder = new Int32Array(0);
 
   /**
-   * The run's entry indexes in internal-key order, sorted natively: each entry becomes one 64-bit
-   * unsigned number — the 8 bytes after the prefix every key shares, big-endian (bytes past the
-   * key's end count as 0, the least byte, which keeps the order), with the low bits replaced by
-   * the entry's index — and BigUint64Array#sort orders those without calling back into
-   * JavaScript. Entries whose numbers agree above the index bits (keys alike in those bytes, or
-   * one key's versions) are then sorted by a full comparison.
+   * The indexes of `n` entries (RUN_FIELDS ints each in `f`, indexing `bytes`) in internal-key
+   * order; entry i's sequence is `seqs[i]`, or (null) grows with i as a batch's do. Sorted
+   * natively: each entry becomes one 64-bit unsigned number — the 8 bytes after the prefix every
+   * key shares, big-endian (bytes past the key's end count as 0, the least byte, which keeps the
+   * order), with the low bits replaced by the entry's index — and BigUint64Array#sort orders
+   * those without calling back into JavaScript. Entries whose numbers agree above the index bits
+   * (keys alike in those bytes, or one key's versions) are then sorted by a full comparison.
    *
-   * Each loop is a function of its own: this runs once per open, mostly before V8 has optimized
-   * it, and a function with one loop is compiled (on stack) whole, where a function of several
-   * loops fell back to the interpreter at each loop it had not run yet.
+   * Each loop is a function of its own: a replay runs this once per open, mostly before V8 has
+   * optimized it, and a function with one loop is compiled (on stack) whole, where a function of
+   * several loops fell back to the interpreter at each loop it had not run yet.
    */
-  #runOrder(run: EntryRun): Int32Array {
-    const n = run.count;
-    if (this.#runKeys.length < n) {
-      const size = Math.max(n, 2 * this.#runKeys.length);
-      this.#runKeys = new BigUint64Array(size);
-      this.#runOrderScratch = new Int32Array(size);
+  #entryOrder(bytes: Uint8Array, f: Int32Array, n: number, seqs: Float64Array | null): Int32Array {
+    if (this.#sortKeys.length < n) {
+      const size = Math.max(n, 2 * this.#sortKeys.length);
+      this.#sortKeys = new BigUint64Array(size);
+      this.#sortOrder = new Int32Array(size);
     }
-    const keys = this.#runKeys.subarray(0, n);
+    const keys = this.#sortKeys.subarray(0, n);
     // Little-endian words: word 2i holds the low half of entry i's number, word 2i + 1 the high.
     const words = new Uint32Array(keys.buffer, keys.byteOffset, 2 * n);
     const indexBits = Math.max(1, 32 - Math.clz32(n - 1));
     const indexMask = indexBits >= 32 ? -1 : (1 << indexBits) - 1;
-    const shared = sharedPrefixLength(run.bytes, run.fields, n);
-    fillSortWords(words, run.bytes, run.fields, n, shared, indexMask);
+    const shared = sharedPrefixLength(bytes, f, n);
+    fillSortWords(words, bytes, f, n, shared, indexMask);
     keys.sort();
-    const order = this.#runOrderScratch.subarray(0, n);
+    const order = this.#sortOrder.subarray(0, n);
     for (let k = 0; k < n; k++) order[k] = words[2 * k]! & indexMask;
-    sortTies(order, words, run, shared, indexMask);
+    sortTies(order, words, bytes, f, n, seqs, shared, indexMask);
     return order;
   }
-
-  /** Reused by #sortedOrder. */
-  #order: number[] = [];
 
   /**
    * The batch's entry indexes in internal-key order (user key ascending, then the later entry —
    * the higher sequence — first), or null if the batch is in that order already.
    */
-  #sortedOrder(rep: Uint8Array, entries: BatchEntries): number[] | null {
+  #sortedOrder(rep: Uint8Array, entries: BatchEntries): Int32Array | null {
     const f = entries.fields;
     const n = entries.count;
-    const compare = (a: number, b: number): number => {
-      const aOff = f[a * 5 + 1]!;
-      const aLen = f[a * 5 + 2]!;
-      const bOff = f[b * 5 + 1]!;
-      const bLen = f[b * 5 + 2]!;
-      const m = aLen < bLen ? aLen : bLen;
-      for (let i = 0; i < m; i++) {
-        const d = rep[aOff + i]! - rep[bOff + i]!;
-        if (d !== 0) return d;
-      }
-      return aLen !== bLen ? aLen - bLen : b - a;
-    };
-    let sorted = true;
-    for (let i = 1; i < n && sorted; i++) sorted = compare(i - 1, i) < 0;
-    if (sorted) return null;
-    const order = this.#order;
-    order.length = n;
-    for (let i = 0; i < n; i++) order[i] = i;
-    return order.sort(compare);
+    return inKeyOrder(rep, f, n) ? null : this.#entryOrder(rep, f, n, null);
   }
 
   #bloomAdd(h: number): void {
@@ -270,7 +249,26 @@ export class MemTable {
   }
 }
 
-/** The length of the prefix every key of the run's first `n` entries shares. */
+/**
+ * True if the `n` entries (RUN_FIELDS ints each in `f`) are in internal-key order already, entry
+ * i's sequence growing with i (a batch's): keys strictly ascending.
+ */
+function inKeyOrder(bytes: Uint8Array, f: Int32Array, n: number): boolean {
+  for (let i = 1; i < n; i++) {
+    const aOff = f[(i - 1) * RUN_FIELDS + 1]!;
+    const aLen = f[(i - 1) * RUN_FIELDS + 2]!;
+    const bOff = f[i * RUN_FIELDS + 1]!;
+    const bLen = f[i * RUN_FIELDS + 2]!;
+    const m = aLen < bLen ? aLen : bLen;
+    let j = 0;
+    while (j < m && bytes[aOff + j] === bytes[bOff + j]) j++;
+    // Equal keys: the later entry (higher sequence) sorts first, so the pair is out of order.
+    if (j < m ? bytes[aOff + j]! > bytes[bOff + j]! : aLen >= bLen) return false;
+  }
+  return true;
+}
+
+/** The length of the prefix every key of the first `n` entries (RUN_FIELDS ints each) shares. */
 function sharedPrefixLength(bytes: Uint8Array, f: Int32Array, n: number): number {
   const firstOff = f[1]!;
   let shared = f[2]!;
@@ -308,11 +306,16 @@ function fillSortWords(words: Uint32Array, bytes: Uint8Array, f: Int32Array, n: 
  * Sorts each stretch of `order` whose sort numbers tie above the index bits by the whole key
  * (from byte `shared` on), then the newest entry (the higher sequence) first.
  */
-function sortTies(order: Int32Array, words: Uint32Array, run: EntryRun, shared: number, indexMask: number): void {
-  const n = run.count;
-  const f = run.fields;
-  const bytes = run.bytes;
-  const seqs = run.seqs;
+function sortTies(
+  order: Int32Array,
+  words: Uint32Array,
+  bytes: Uint8Array,
+  f: Int32Array,
+  n: number,
+  seqs: Float64Array | null,
+  shared: number,
+  indexMask: number,
+): void {
   const compare = (a: number, b: number): number => {
     const aOff = f[a * RUN_FIELDS + 1]!;
     const aLen = f[a * RUN_FIELDS + 2]!;
@@ -323,7 +326,8 @@ function sortTies(order: Int32Array, words: Uint32Array, run: EntryRun, shared: 
       const c = bytes[aOff + i]! - bytes[bOff + i]!;
       if (c !== 0) return c;
     }
-    return aLen !== bLen ? aLen - bLen : seqs[b]! - seqs[a]!;
+    if (aLen !== bLen) return aLen - bLen;
+    return seqs === null ? b - a : seqs[b]! - seqs[a]!;
   };
   const above = ~indexMask;
   for (let k = 0; k < n; ) {

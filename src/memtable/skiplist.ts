@@ -146,35 +146,73 @@ export class SkipList {
     return hi * TWO_POW_24 + (lo >>> 8);
   }
 
+  // The probe: the key a search compares nodes against, staged once per search (#stage). Keys up
+  // to NATIVE_COMPARE_FROM bytes are copied to a word-aligned scratch, so a comparison first
+  // matches whole words (a node's key starts at a word boundary too), then the bytes of the first
+  // word that differs; longer keys compare with memcmp from where they lie.
+  readonly #probeWords = new Int32Array(NATIVE_COMPARE_FROM >>> 2);
+  readonly #probeBytes = new Uint8Array(this.#probeWords.buffer);
+  #probeSrc: Uint8Array = this.#probeBytes;
+  #probeOff = 0;
+  #probeLen = 0;
+  #probeSeq = 0;
+
+  /** Makes user key `src[off, off + len)` at sequence `seq` the probe of the following #compare calls. */
+  #stage(src: Uint8Array, off: number, len: number, seq: number): void {
+    this.#probeLen = len;
+    this.#probeSeq = seq;
+    if (len > NATIVE_COMPARE_FROM) {
+      this.#probeSrc = src;
+      this.#probeOff = off;
+      return;
+    }
+    const dst = this.#probeBytes;
+    for (let i = 0; i < len; i++) dst[i] = src[off + i]!;
+    this.#probeSrc = dst; // hold no caller's buffer past its search
+  }
+
   /**
-   * Compares the probe — user key `src[off, off + len)` at sequence `seq` — with node `node`: < 0
-   * if the probe sorts first. Internal-key order: user key ascending, then sequence descending.
+   * Compares the probe (#stage) with node `node`: < 0 if the probe sorts first. Internal-key
+   * order: user key ascending, then sequence descending.
    */
-  #compare(src: Uint8Array, off: number, len: number, seq: number, node: number): number {
+  #compare(node: number): number {
     const words = this.#words;
     const nodeLen = words[node + KEY_LEN]!;
-    const at = (node + NEXT + words[node + HEIGHT]!) << 2;
+    const base = node + NEXT + words[node + HEIGHT]!;
+    const at = base << 2;
+    const len = this.#probeLen;
     const n = len < nodeLen ? len : nodeLen;
     let c = 0;
-    if (n > NATIVE_COMPARE_FROM) {
-      c = -this.#native.compare(src, off, off + len, at, at + nodeLen);
+    if (len > NATIVE_COMPARE_FROM) {
+      c = -this.#native.compare(this.#probeSrc, this.#probeOff, this.#probeOff + len, at, at + nodeLen);
     } else {
+      const probe = this.#probeWords;
+      const whole = n >>> 2;
+      let w = 0;
+      while (w < whole && probe[w] === words[base + w]) w++;
       const bytes = this.#bytes;
-      let i = 0;
-      while (i < n && src[off + i] === bytes[at + i]) i++;
-      c = i < n ? src[off + i]! - bytes[at + i]! : len - nodeLen;
+      const probeBytes = this.#probeBytes;
+      let i = w << 2;
+      while (i < n && probeBytes[i] === bytes[at + i]) i++;
+      c = i < n ? probeBytes[i]! - bytes[at + i]! : len - nodeLen;
     }
-    return c !== 0 ? c : this.#seqAt(at + nodeLen) - seq;
+    return c !== 0 ? c : this.#seqAt(at + nodeLen) - this.#probeSeq;
   }
 
   /** Finds the last node before the probe at every level; fills #prev when `fill`. */
   #descend(src: Uint8Array, off: number, len: number, seq: number, fill: boolean): number {
+    this.#stage(src, off, len, seq);
+    return this.#descendStaged(fill);
+  }
+
+  /** #descend for the probe already staged. */
+  #descendStaged(fill: boolean): number {
     const words = this.#words;
     let x = 0;
     for (let level = this.#height - 1; level >= 0; level--) {
       for (;;) {
         const next = words[x + NEXT + level]!;
-        if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
+        if (next === 0 || this.#compare(next) <= 0) break;
         x = next;
       }
       if (fill) this.#prev[level] = x;
@@ -189,7 +227,7 @@ export class SkipList {
    * from the lowest kept one down. A sorted run of inserts then costs O(log gap) per entry
    * instead of O(log n).
    */
-  #descendFromPrevious(src: Uint8Array, off: number, len: number, seq: number): void {
+  #descendFromPrevious(): void {
     const words = this.#words;
     const prev = this.#prev;
     const height = this.#height;
@@ -198,7 +236,7 @@ export class SkipList {
     let kept = 0;
     while (kept < height) {
       const next = words[prev[kept]! + NEXT + kept]!;
-      if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
+      if (next === 0 || this.#compare(next) <= 0) break;
       kept++;
     }
     if (kept === 0) return;
@@ -206,7 +244,7 @@ export class SkipList {
     for (let level = kept - 1; level >= 0; level--) {
       for (;;) {
         const next = words[x + NEXT + level]!;
-        if (next === 0 || this.#compare(src, off, len, seq, next) <= 0) break;
+        if (next === 0 || this.#compare(next) <= 0) break;
         x = next;
       }
       prev[level] = x;
@@ -258,13 +296,14 @@ export class SkipList {
     this.#reserve(NEXT + height + ((keyLen + TRAILER + valueLen + 3) >>> 2));
     const prev = this.#prev;
     const tails = this.#tails;
-    if (this.#count > 0 && this.#compare(keySrc, keyOff, keyLen, seq, tails[0]!) > 0) {
+    this.#stage(keySrc, keyOff, keyLen, seq);
+    if (this.#count > 0 && this.#compare(tails[0]!) > 0) {
       // After the last entry (ascending keys: sequential fills, batches): append at the tails.
       for (let level = 0; level < this.#height; level++) prev[level] = tails[level]!;
     } else if (afterPrevious && this.#count > 0) {
-      this.#descendFromPrevious(keySrc, keyOff, keyLen, seq);
+      this.#descendFromPrevious();
     } else {
-      this.#descend(keySrc, keyOff, keyLen, seq, true);
+      this.#descendStaged(true);
     }
     if (height > this.#height) {
       for (let level = this.#height; level < height; level++) prev[level] = 0;

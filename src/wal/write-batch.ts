@@ -192,7 +192,8 @@ export function checkBatch(rep: Uint8Array, file?: string, offset = 0): number {
 }
 
 /** Fields per entry in `BatchEntries.fields`. */
-const FIELDS = 5;
+export const BATCH_ENTRY_FIELDS = 5;
+const FIELDS = BATCH_ENTRY_FIELDS;
 
 /**
  * A batch's entries as offsets into its encoding, for applying it without a view or an object

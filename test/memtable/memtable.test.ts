@@ -120,6 +120,30 @@ function hashOf(key: Uint8Array): number {
   return levelDBHash(key, MEMTABLE_BLOOM_SEED);
 }
 
+describe('MemTable key comparison (word-wise up to 32 bytes, memcmp beyond)', () => {
+  // Keys of 0–40 bytes from two byte values, often sharing a long prefix: they differ in every
+  // byte position of a word, at word boundaries, and on both sides of the 32-byte switch.
+  const longKeyArb = fc.tuple(fc.integer({ min: 0, max: 36 }), fc.uint8Array({ maxLength: 6, max: 1 })).map(([shared, tail]) => {
+    const key = new Uint8Array(shared + tail.length);
+    key.fill(9, 0, shared);
+    key.set(tail, shared);
+    return key;
+  });
+  it('iterates and gets like a sorted model', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(longKeyArb, fc.boolean(), fc.uint8Array({ maxLength: 3 })), { maxLength: 120 }), (ops) => {
+        const { mem, entries } = build(ops);
+        expect(collectForward(mem)).toEqual(entries);
+        for (const e of entries) {
+          const newest = entries.find((x) => compareBytes(x.key, e.key) === 0)!;
+          expect(mem.get(e.key, 1000)).toBe(newest.type === ValueType.DELETION ? Lookup.DELETED : Lookup.FOUND);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('MemTable ascending inserts (the tail fast path)', () => {
   it('keeps internal-key order when ascending runs, repeats and random keys interleave', () => {
     fc.assert(
