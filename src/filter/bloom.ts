@@ -44,6 +44,25 @@ function bloomHash(key: Uint8Array): number {
 }
 
 /**
+ * `x mod m` for a uint32 `x` and 0 < m < 2^31, in integer arithmetic when m < 2^15: a uint32 above
+ * 2^31 is no small integer to V8, and `%` on it is a floating-point remainder (fmod), which cost
+ * most of a filter's build.
+ */
+function uint32Mod(x: number, m: number): number {
+  return m < 32768 ? (((x >>> 16) % m) * 65536 + (x & 0xffff)) % m : x % m;
+}
+
+/**
+ * LevelDB's probes are h_j = (h + j·delta) mod 2^32, each taken mod `bits`. Walked without a
+ * remainder per probe: r_{j+1} = r_j + (delta mod bits), less bits when it passes bits, less
+ * (2^32 mod bits) when h_j + delta wraps past 2^32 — the same bit positions, bit for bit.
+ */
+function wrapMod(bits: number): number {
+  const r = uint32Mod(0xffffffff, bits) + 1;
+  return r === bits ? 0 : r;
+}
+
+/**
  * Tests a key, already hashed to `h`, against the filter in `filter[start, end)`. Allocation-free.
  * An out-of-bounds range is misuse; it answers "may match" rather than read outside the buffer.
  */
@@ -54,11 +73,22 @@ function bloomMayMatch(h: number, filter: Uint8Array, start: number, end: number
   const k = filter[end - 1]!;
   if (k > MAX_BLOOM_HASH_COUNT) return true;
   const bits = (len - 1) * 8;
+  let r = uint32Mod(h, bits);
+  // Most absent keys miss on the first probe: the rest of the walk's setup waits until then.
+  if (k === 0 || (filter[start + (r >>> 3)]! & (1 << (r & 7))) === 0) return k === 0;
   const delta = ((h >>> 17) | (h << 15)) >>> 0;
-  for (let j = 0; j < k; j++) {
-    const bitpos = h % bits;
-    if ((filter[start + (bitpos >>> 3)]! & (1 << (bitpos & 7))) === 0) return false;
-    h = (h + delta) >>> 0;
+  const step = uint32Mod(delta, bits);
+  const wrap = wrapMod(bits);
+  for (let j = 1; j < k; j++) {
+    const next = (h + delta) >>> 0;
+    r += step;
+    if (r >= bits) r -= bits;
+    if (next < h) {
+      r -= wrap;
+      if (r < 0) r += bits;
+    }
+    h = next;
+    if ((filter[start + (r >>> 3)]! & (1 << (r & 7))) === 0) return false;
   }
   return true;
 }
@@ -157,14 +187,24 @@ export class BloomFilterPolicy implements FilterPolicy {
     const bytes = this.filterLength(n) - 1;
     const bits = bytes * 8;
     const k = this.hashCount;
+    const wrap = wrapMod(bits);
     dst[at + bytes] = k;
     for (let i = 0; i < n; i++) {
       let h = hashes[i]!;
       const delta = ((h >>> 17) | (h << 15)) >>> 0;
+      // The probes of bloomMayMatch, walked the same way.
+      let r = uint32Mod(h, bits);
+      const step = uint32Mod(delta, bits);
       for (let j = 0; j < k; j++) {
-        const bitpos = h % bits;
-        dst[at + (bitpos >>> 3)] |= 1 << (bitpos & 7);
-        h = (h + delta) >>> 0;
+        dst[at + (r >>> 3)] |= 1 << (r & 7);
+        const next = (h + delta) >>> 0;
+        r += step;
+        if (r >= bits) r -= bits;
+        if (next < h) {
+          r -= wrap;
+          if (r < 0) r += bits;
+        }
+        h = next;
       }
     }
     return at + bytes + 1;

@@ -40,8 +40,8 @@ const SORT_FROM = 8;
 
 export interface MemTableOptions {
   /**
-   * Bits of the in-memory Bloom filter over user keys; 0 disables it. Sized by the caller from
-   * the write buffer size (≈ 10 bits per expected entry).
+   * Bits of the in-memory Bloom filter over user keys, rounded up to a power of two; 0 disables
+   * it. Sized by the caller from the write buffer size (≈ 10 bits per expected entry).
    * @defaultValue 0
    */
   bloomBits?: number;
@@ -59,7 +59,8 @@ export class MemTable {
   constructor(options: MemTableOptions = {}) {
     this.#list = new SkipList(options.initialArenaBytes);
     const bits = options.bloomBits ?? 0;
-    this.#bloomBits = bits > 0 ? Math.max(64, (bits + 31) & ~31) : 0;
+    // A power of two, so a probe's bit is a mask of the hash, not a (floating-point) remainder.
+    this.#bloomBits = bits > 0 ? 2 ** Math.ceil(Math.log2(Math.max(64, bits))) : 0;
     this.#bloom = bits > 0 ? new Uint32Array(this.#bloomBits >>> 5) : null;
   }
 
@@ -194,12 +195,12 @@ export class MemTable {
   }
 
   #bloomAdd(h: number): void {
-    const bits = this.#bloomBits;
-    const delta = ((h >>> 17) | (h << 15)) >>> 0;
+    const mask = this.#bloomBits - 1;
+    const delta = (h >>> 17) | (h << 15);
     for (let i = 0; i < BLOOM_PROBES; i++) {
-      const bit = h % bits;
+      const bit = h & mask;
       this.#bloom![bit >>> 5]! |= 1 << (bit & 31);
-      h = (h + delta) >>> 0;
+      h = (h + delta) | 0;
     }
   }
 
@@ -207,12 +208,12 @@ export class MemTable {
   mayContainHash(h: number): boolean {
     const bloom = this.#bloom;
     if (bloom === null) return true;
-    const bits = this.#bloomBits;
-    const delta = ((h >>> 17) | (h << 15)) >>> 0;
+    const mask = this.#bloomBits - 1;
+    const delta = (h >>> 17) | (h << 15);
     for (let i = 0; i < BLOOM_PROBES; i++) {
-      const bit = h % bits;
+      const bit = h & mask;
       if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
-      h = (h + delta) >>> 0;
+      h = (h + delta) | 0;
     }
     return true;
   }

@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, isSieveError } from '../../src/errors.js';
 import { BLOOM_FILTER_POLICY_NAME, BloomFilterPolicy } from '../../src/filter/bloom.js';
 import { bloomFalsePositiveRate, bloomHashCount } from '../../src/filter/sizing.js';
+import { levelDBHash } from '../../src/filter/leveldb-hash.js';
 import { readJsonLines } from '../support/fixtures.js';
 
 interface BloomVector {
@@ -77,6 +79,58 @@ describe('BloomFilterPolicy: bit-exact with LevelDB', () => {
         expect(filter[filter.length - 1]).toBe(bloomHashCount(b));
       }
     }
+  });
+});
+
+/** LevelDB's CreateFilter and KeyMayMatch, written plainly: a remainder per probe. */
+function referenceFilter(keys: Uint8Array[], bitsPerKey: number, k: number): Uint8Array {
+  const bits = Math.ceil(Math.max(64, Math.round(keys.length * bitsPerKey)) / 8) * 8;
+  const out = new Uint8Array(bits / 8 + 1);
+  out[bits / 8] = k;
+  for (const key of keys) {
+    let h = levelDBHash(key, 0xbc9f1d34);
+    const delta = ((h >>> 17) | (h << 15)) >>> 0;
+    for (let j = 0; j < k; j++) {
+      const pos = h % bits;
+      out[pos >>> 3]! |= 1 << (pos & 7);
+      h = (h + delta) >>> 0;
+    }
+  }
+  return out;
+}
+
+function referenceMayMatch(key: Uint8Array, filter: Uint8Array): boolean {
+  const bits = (filter.length - 1) * 8;
+  const k = filter[filter.length - 1]!;
+  let h = levelDBHash(key, 0xbc9f1d34);
+  const delta = ((h >>> 17) | (h << 15)) >>> 0;
+  for (let j = 0; j < k; j++) {
+    const pos = h % bits;
+    if ((filter[pos >>> 3]! & (1 << (pos & 7))) === 0) return false;
+    h = (h + delta) >>> 0;
+  }
+  return true;
+}
+
+describe('BloomFilterPolicy: probes walked without a remainder each, bit-exact with the plain rule', () => {
+  // Sizes on both sides of 2^15 bits (where the integer remainder gives way to the float one),
+  // and hashes that wrap past 2^32 between probes.
+  it('builds and reads the bits a remainder per probe gives', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.uint8Array({ maxLength: 12 }), { maxLength: 40 }),
+        fc.constantFrom(1, 3.3, 10, 20, 900, 2000),
+        fc.integer({ min: 1, max: 30 }),
+        fc.array(fc.uint8Array({ maxLength: 12 }), { maxLength: 20 }),
+        (keys, bitsPerKey, k, probes) => {
+          const policy = new BloomFilterPolicy(bitsPerKey, k);
+          const filter = policy.createFilter(keys);
+          expect(toHex(filter)).toBe(toHex(referenceFilter(keys, bitsPerKey, k)));
+          for (const key of [...keys, ...probes]) expect(policy.keyMayMatch(key, filter)).toBe(referenceMayMatch(key, filter));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
 
