@@ -231,7 +231,7 @@ export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopF
           cutPending = false;
         }
         if (currentKey.length < userLen) currentKey = new Uint8Array(userLen * 2);
-        currentKey.set(key.subarray(0, userLen));
+        for (let i = 0; i < userLen; i++) currentKey[i] = key[i]!;
         currentLen = userLen;
         lastStripe = -1;
       }

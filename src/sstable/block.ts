@@ -115,9 +115,20 @@ export class BlockIterator {
     return this.current < this.restartOffset;
   }
 
-  /** The current key as a view borrowed until the iterator moves. Requires `valid()`. */
+  /** The last view `key` made, and the buffer it views: reused while both still fit. */
+  private keyView: Uint8Array = new Uint8Array(0);
+  private keyViewOf: Uint8Array | null = null;
+
+  /**
+   * The current key as a view borrowed until the iterator moves. Requires `valid()`. The view is
+   * made again only when the key's length or `keyBuf` changed: keys of one length (most tables')
+   * cost no allocation per entry.
+   */
   key(): Uint8Array {
-    return this.keyBuf.subarray(0, this.keyLen);
+    const view = this.keyView;
+    if (view.length === this.keyLen && this.keyViewOf === this.keyBuf) return view;
+    this.keyViewOf = this.keyBuf;
+    return (this.keyView = this.keyBuf.subarray(0, this.keyLen));
   }
 
   /** The current value as a view into the block, valid as long as the block's bytes. */
