@@ -10,7 +10,8 @@
  * keys (with repeats) over it, reopened. Values are db_bench's (100 bytes, half compressible).
  * `sync` calls batchSync, `async` awaits db.batch; the options (JSON) go to DB.open. Each line:
  * ops/s of the loop, the stall time by reason from `sievekv.stats`, the time of close() after the
- * loop, the directory's bytes once closed, and level 0's files before the close. With SK_KEEP set,
+ * loop, the directory's bytes once closed, and level 0's files before the close; the last line the
+ * reopen's time, the peak RSS and the process's CPU (user + system, every thread). With SK_KEEP set,
  * the directory is kept (its path printed last) for a look at its LOG; with SK_STATS set, each
  * loop's end also prints the `leveldb.stats` table (compaction time and bytes per level).
  */
@@ -76,6 +77,10 @@ const reopenStart = performance.now();
 const db = await DB.open(dir, options);
 const reopenMs = performance.now() - reopenStart;
 await db.close();
-console.log(`reopen ${reopenMs.toFixed(0)} ms  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
+const cpu = process.cpuUsage();
+console.log(
+  `reopen ${reopenMs.toFixed(0)} ms  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB  ` +
+    `CPU ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s (all threads)`,
+);
 if (process.env.SK_KEEP === undefined) rmSync(dir, { recursive: true, force: true });
 else console.log(dir);

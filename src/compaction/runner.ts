@@ -141,6 +141,10 @@ type WorkerMessage = WorkerReady | JobAnswer;
  * preloads (an agent, a server) inside the compaction thread. Nothing is lost: V8 flags such as
  * `--max-old-space-size` or `--stack-size` are process-wide (a worker may not be given them, and it
  * keeps the process's heap limit without them), and process-wide options apply to it anyway.
+ *
+ * One exception, for profiling: with SIEVEKV_WORKER_CPU_PROF set to a directory, each worker runs
+ * under `--cpu-prof` and leaves its profile there (`node --cpu-prof` profiles the main thread
+ * only). BENCHMARKS.md's worker profiles were taken so.
  */
 /**
  * A worker's young generation is capped at 8 MiB (V8's default lets it grow to several times
@@ -151,7 +155,9 @@ type WorkerMessage = WorkerReady | JobAnswer;
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 };
 
 export function startJobWorker(port: MessagePort): Worker {
-  const options = { workerData: { port }, transferList: [port], execArgv: [], resourceLimits: WORKER_LIMITS };
+  const profileDir = process.env.SIEVEKV_WORKER_CPU_PROF;
+  const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const options = { workerData: { port }, transferList: [port], execArgv, resourceLimits: WORKER_LIMITS };
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), options);
   const entry = JSON.stringify(new URL('./worker.ts', import.meta.url).href);
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${entry}); })`;
