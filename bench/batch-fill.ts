@@ -19,6 +19,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DB, type BatchOperation, type OpenOptions } from '../src/db.js';
+import { batchKeyOrders } from './batch-keys.js';
 import { makeKey, makeValues } from './db/workloads.js';
 
 const N = 1_000_000;
@@ -28,22 +29,7 @@ if (mode !== 'sync' && mode !== 'async') throw new Error(`mode must be sync or a
 const options = JSON.parse(process.argv[3] ?? '{}') as OpenOptions;
 const dir = mkdtempSync(join(tmpdir(), 'sievekv-batch-fill-'));
 const values = makeValues(7);
-
-let state = 12345;
-const random = (): number => {
-  state ^= state << 13;
-  state ^= state >>> 17;
-  state ^= state << 5;
-  return state >>> 0;
-};
-const shuffled = new Uint32Array(N);
-for (let i = 0; i < N; i++) shuffled[i] = i;
-for (let i = N - 1; i > 0; i--) {
-  const j = random() % (i + 1);
-  [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
-}
-const repeats = new Uint32Array(N);
-for (let i = 0; i < N; i++) repeats[i] = random() % N;
+const { shuffled, repeats } = batchKeyOrders(N);
 
 async function run(label: string, keys: Uint32Array): Promise<void> {
   const db = await DB.open(dir, options);

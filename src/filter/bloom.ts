@@ -62,6 +62,17 @@ function wrapMod(bits: number): number {
   return r === bits ? 0 : r;
 }
 
+/** The next probe's bit, r_{j+1}, from r_j (see wrapMod); `wrapped`: h_j + delta passed 2^32. */
+function nextProbe(r: number, step: number, bits: number, wrapped: boolean, wrap: number): number {
+  r += step;
+  if (r >= bits) r -= bits;
+  if (wrapped) {
+    r -= wrap;
+    if (r < 0) r += bits;
+  }
+  return r;
+}
+
 /**
  * Tests a key, already hashed to `h`, against the filter in `filter[start, end)`. Allocation-free.
  * An out-of-bounds range is misuse; it answers "may match" rather than read outside the buffer.
@@ -81,12 +92,7 @@ function bloomMayMatch(h: number, filter: Uint8Array, start: number, end: number
   const wrap = wrapMod(bits);
   for (let j = 1; j < k; j++) {
     const next = (h + delta) >>> 0;
-    r += step;
-    if (r >= bits) r -= bits;
-    if (next < h) {
-      r -= wrap;
-      if (r < 0) r += bits;
-    }
+    r = nextProbe(r, step, bits, next < h, wrap);
     h = next;
     if ((filter[start + (r >>> 3)]! & (1 << (r & 7))) === 0) return false;
   }
@@ -198,12 +204,7 @@ export class BloomFilterPolicy implements FilterPolicy {
       for (let j = 0; j < k; j++) {
         dst[at + (r >>> 3)] |= 1 << (r & 7);
         const next = (h + delta) >>> 0;
-        r += step;
-        if (r >= bits) r -= bits;
-        if (next < h) {
-          r -= wrap;
-          if (r < 0) r += bits;
-        }
+        r = nextProbe(r, step, bits, next < h, wrap);
         h = next;
       }
     }
