@@ -37,7 +37,7 @@ import { HyperLogLog } from '../filter/hyperloglog.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { getFixed32 } from '../format/coding.js';
 import { bytewiseInternalComparator, type InternalKeyComparator } from '../format/internal-key-comparator.js';
-import { INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js';
+import { compareTrailers, INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js';
 import type { WritableFile } from '../fs/file-system.js';
 import { BlockBuilder, DEFAULT_BLOCK_RESTART_INTERVAL } from './block-builder.js';
 import { BLOCK_TRAILER_SIZE, writeBlockTrailer } from './block-trailer.js';
@@ -214,11 +214,14 @@ export class TableBuilder {
     const cmp = this.comparator;
     let newUserKey = true;
     if (this.entries > 0) {
-      if (cmp.compare(key, keyStart, keyEnd, this.lastKey, 0, this.lastKeyLen) <= 0) {
+      // Internal-key order is the user keys' order, then the trailers' (descending): one user-key
+      // comparison both checks the order and tells a new user key.
+      const lastUserEnd = this.lastKeyLen - INTERNAL_KEY_TRAILER_SIZE;
+      const c = cmp.user.compare(key, keyStart, userEnd, this.lastKey, 0, lastUserEnd);
+      if (c < 0 || (c === 0 && compareTrailers(key, userEnd, keyEnd, this.lastKey, lastUserEnd, this.lastKeyLen) <= 0)) {
         throw invalidArgument('TableBuilder.add: keys must be added in strictly increasing order');
       }
-      const lastUserEnd = this.lastKeyLen - INTERNAL_KEY_TRAILER_SIZE;
-      newUserKey = cmp.user.compare(key, keyStart, userEnd, this.lastKey, 0, lastUserEnd) !== 0;
+      newUserKey = c !== 0;
     }
     try {
       if (this.pendingIndexEntry) {
