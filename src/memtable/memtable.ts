@@ -284,7 +284,7 @@ function sharedPrefixLength(bytes: Uint8Array, f: Int32Array, n: number): number
   return shared;
 }
 
-/** Entry i's sort number (see MemTable#runOrder) into `words[2i]` (low half) and `words[2i + 1]`. */
+/** Entry i's sort number (see MemTable#entryOrder) into `words[2i]` (low half) and `words[2i + 1]`. */
 function fillSortWords(words: Uint32Array, bytes: Uint8Array, f: Int32Array, n: number, shared: number, indexMask: number): void {
   for (let i = 0; i < n; i++) {
     const off = f[i * RUN_FIELDS + 1]! + shared;

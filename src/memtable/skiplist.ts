@@ -24,6 +24,7 @@
  * sequence number, so insertion order never decides ties.
  */
 import { writeTrailer, type ValueType } from '../format/internal-key.js';
+import { RUN_FIELDS } from './entry-run.js';
 
 /** Tallest tower. With branching 4, 12 levels serve 4^12 ≈ 16M entries at full speed. */
 const MAX_HEIGHT = 12;
@@ -335,8 +336,8 @@ export class SkipList {
 
   /**
    * Loads an empty list with entries given in internal-key order, as if inserted one by one:
-   * entry `order[k]` of `fields` (per entry: type, key offset, key length, value offset, value
-   * length, indexing `src`) at sequence `seqs[order[k]]`. The nodes are written in the source's
+   * entry `order[k]` of `fields` (RUN_FIELDS per entry: type, key offset, key length, value
+   * offset, value length, indexing `src`) at sequence `seqs[order[k]]`. The nodes are written in the source's
    * order (reading and writing memory in sequence) and then linked in key order, so no key is
    * compared and each entry costs one visit to its node. The caller vouches for the order
    * (entries strictly ascending in internal-key order).
@@ -344,7 +345,7 @@ export class SkipList {
   loadSorted(src: Uint8Array, fields: Int32Array, seqs: Float64Array, order: Int32Array, n: number): void {
     if (this.#count !== 0) throw new Error('SkipList.loadSorted needs an empty list');
     if (n === 0) return;
-    // Three loops, each a function of its own (see MemTable#runOrder for why).
+    // Three loops, each a function of its own (see MemTable#entryOrder for why).
     const heights = new Uint8Array(n);
     this.#reserve(this.#drawHeights(heights, fields, n));
     const nodes = new Int32Array(n);
@@ -364,7 +365,7 @@ export class SkipList {
       const h = this.#randomHeight();
       heights[i] = h;
       if (h > tallest) tallest = h;
-      words += NEXT + h + ((fields[i * 5 + 2]! + TRAILER + fields[i * 5 + 4]! + 3) >>> 2);
+      words += NEXT + h + ((fields[i * RUN_FIELDS + 2]! + TRAILER + fields[i * RUN_FIELDS + 4]! + 3) >>> 2);
     }
     this.#height = tallest;
     return words;
@@ -472,7 +473,7 @@ function writeNodes(
   n: number,
 ): number {
   for (let i = 0; i < n; i++) {
-    const f = i * 5;
+    const f = i * RUN_FIELDS;
     const keyOff = fields[f + 1]!;
     const keyLen = fields[f + 2]!;
     const valueOff = fields[f + 3]!;

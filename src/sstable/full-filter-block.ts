@@ -18,8 +18,8 @@
  *
  * The built-in Ribbon policy skips all that: each key is hashed into its Ribbon row as it is
  * added (ribbon-builder.ts, addKeyRow) and never copied, and `finish` bands the rows — the same
- * bytes `createFilter` would make from the keys (a test compares them), for about half the cost
- * (no copy of each key, no view per key).
+ * bytes `createFilter` would make from the keys (a test compares them), for about a third less
+ * (no copy of each key, no view per key: 410 against 580 ns per key measured on 35,000 keys).
  *
  * Reader contract: `fullFilterMayMatch` answers from the policy probe; a malformed filter means
  * "may match" by the FilterProbe contract.
