@@ -81,6 +81,8 @@ export class DBStats {
       tableFileCacheFiles: this.residentFiles?.files ?? 0,
       blockCacheHits: t.blockCacheHits,
       blockCacheMisses: t.blockCacheMisses,
+      blockReadMicros: Math.round(t.blockReadMicros),
+      blockDecompressMicros: Math.round(t.blockDecompressMicros),
       flushes: this.flushes,
       bytesFlushed: this.bytesFlushed,
       walRecordsSkipped: this.walRecordsSkipped,
