@@ -147,7 +147,8 @@ describe('stats and compact', () => {
       expect(size).toBe(Number((j.levels[level!]!.bytes / 1048576).toFixed(2)));
     }
     const total = j.levels.reduce((n, l) => n + l.files, 0);
-    expect(r.stdout).toMatch(new RegExp(`^total: ${total} tables, `, 'm'));
+    // "1 table", "2 tables": how many the background flushes left by now varies with timing.
+    expect(r.stdout).toMatch(new RegExp(`^total: ${total} ${total === 1 ? 'table' : 'tables'}, `, 'm'));
     expect(r.stdout).toMatch(new RegExp(`^keys: about ${j.estimateNumKeys.toLocaleString('en-US')} distinct`, 'm'));
     expect(r.stdout).toMatch(new RegExp(`^last sequence: ${j.lastSequence}$`, 'm'));
     expect(j.levels.map((l) => l.level)).toEqual([0, 1, 2, 3, 4, 5, 6]);
