@@ -55,14 +55,17 @@ class AbortError extends Error {
  * With a snapshot already closed there is no sievekv iterator: abstract-level refuses every read
  * of it (LEVEL_SNAPSHOT_NOT_OPEN) before one gets here.
  */
-class Cursor {
+class Cursor<T> {
   readonly #it: EntryIterator | null;
+  /** What the abstract-level iterator hands out for an entry. */
+  readonly #make: (e: Entry) => T;
   readonly #range: ResolvedIteratorOptions;
   readonly #signal: AbortSignal | null;
   /** Set by a seek outside the range: the iterator is at its end until the next seek. */
   #parked = false;
 
-  constructor(db: DB, options: LevelIteratorOptions, values: boolean) {
+  constructor(db: DB, options: LevelIteratorOptions, values: boolean, make: (e: Entry) => T) {
+    this.#make = make;
     const engine: IteratorOptions = {
       reverse: options.reverse,
       limit: options.limit < 0 ? Infinity : options.limit,
@@ -84,14 +87,33 @@ class Cursor {
    * loop's microtasks, rejecting if the signal was aborted meanwhile (the read was asked for, then
    * aborted: abstract-level checks only before it starts).
    */
-  async ready(): Promise<void> {
+  async #ready(): Promise<void> {
     const signal = this.#signal;
     if (signal === null) return;
     await null;
     if (signal.aborted) throw new AbortError();
   }
 
-  next(): Entry | undefined {
+  /** The next item, once #ready; undefined at the end. */
+  async read(): Promise<T | undefined> {
+    await this.#ready();
+    const e = this.#next();
+    return e === undefined ? undefined : this.#make(e);
+  }
+
+  /** Up to `size` items, once #ready (fewer at the end). */
+  async readMany(size: number): Promise<T[]> {
+    await this.#ready();
+    const out: T[] = [];
+    while (out.length < size) {
+      const e = this.#next();
+      if (e === undefined) break;
+      out.push(this.#make(e));
+    }
+    return out;
+  }
+
+  #next(): Entry | undefined {
     return this.#parked ? undefined : this.#open().nextSync();
   }
 
@@ -124,47 +146,33 @@ class Cursor {
   }
 }
 
-/** Up to `size` items made by `make` from the cursor's entries (fewer at the end). */
-function take<T>(cursor: Cursor, size: number, make: (e: Entry) => T): T[] {
-  const out: T[] = [];
-  while (out.length < size) {
-    const e = cursor.next();
-    if (e === undefined) break;
-    out.push(make(e));
-  }
-  return out;
-}
-
 /** `db.iterator()`: [key, value] pairs (a side is undefined when `keys`/`values` is false). */
 export class SieveIterator extends AbstractIterator<unknown, unknown, unknown> {
-  readonly #cursor: Cursor;
-  readonly #make: (e: Entry) => [unknown, unknown];
+  readonly #cursor: Cursor<[unknown, unknown]>;
 
   constructor(level: unknown, db: DB, options: LevelIteratorOptions) {
-    const keys = options.keys !== false;
     const values = options.values !== false;
-    const cursor = new Cursor(db, options, values); // first: bad options throw before abstract-level tracks the iterator
+    const key: Decode | null = options.keys !== false ? decoderFor(options.keyEncoding) : null;
+    const value: Decode | null = values ? decoderFor(options.valueEncoding) : null;
+    // First: bad options throw before abstract-level tracks the iterator.
+    const cursor = new Cursor(db, options, values, (e): [unknown, unknown] => [
+      key === null ? undefined : key(e[0]),
+      value === null ? undefined : value(e[1]),
+    ]);
     super(level, options as never);
     this.#cursor = cursor;
-    const key: Decode | null = keys ? decoderFor(options.keyEncoding) : null;
-    const value: Decode | null = values ? decoderFor(options.valueEncoding) : null;
-    this.#make = (e) => [key === null ? undefined : key(e[0]), value === null ? undefined : value(e[1])];
   }
 
-  async _next(): Promise<[unknown, unknown] | undefined> {
-    await this.#cursor.ready();
-    const e = this.#cursor.next();
-    return e === undefined ? undefined : this.#make(e);
+  _next(): Promise<[unknown, unknown] | undefined> {
+    return this.#cursor.read();
   }
 
-  async _nextv(size: number): Promise<[unknown, unknown][]> {
-    await this.#cursor.ready();
-    return take(this.#cursor, size, this.#make);
+  _nextv(size: number): Promise<[unknown, unknown][]> {
+    return this.#cursor.readMany(size);
   }
 
-  async _all(): Promise<[unknown, unknown][]> {
-    await this.#cursor.ready();
-    return take(this.#cursor, Infinity, this.#make);
+  _all(): Promise<[unknown, unknown][]> {
+    return this.#cursor.readMany(Infinity);
   }
 
   _seek(target: unknown): void {
@@ -178,31 +186,25 @@ export class SieveIterator extends AbstractIterator<unknown, unknown, unknown> {
 
 /** `db.keys()`: values are never copied (a sievekv key scan). */
 export class SieveKeyIterator extends AbstractKeyIterator<unknown, unknown> {
-  readonly #cursor: Cursor;
-  readonly #make: (e: Entry) => unknown;
+  readonly #cursor: Cursor<unknown>;
 
   constructor(level: unknown, db: DB, options: LevelIteratorOptions) {
-    const cursor = new Cursor(db, options, false);
+    const key = decoderFor(options.keyEncoding);
+    const cursor = new Cursor(db, options, false, (e) => key(e[0]));
     super(level, options as never);
     this.#cursor = cursor;
-    const key = decoderFor(options.keyEncoding);
-    this.#make = (e) => key(e[0]);
   }
 
-  async _next(): Promise<unknown> {
-    await this.#cursor.ready();
-    const e = this.#cursor.next();
-    return e === undefined ? undefined : this.#make(e);
+  _next(): Promise<unknown> {
+    return this.#cursor.read();
   }
 
-  async _nextv(size: number): Promise<unknown[]> {
-    await this.#cursor.ready();
-    return take(this.#cursor, size, this.#make);
+  _nextv(size: number): Promise<unknown[]> {
+    return this.#cursor.readMany(size);
   }
 
-  async _all(): Promise<unknown[]> {
-    await this.#cursor.ready();
-    return take(this.#cursor, Infinity, this.#make);
+  _all(): Promise<unknown[]> {
+    return this.#cursor.readMany(Infinity);
   }
 
   _seek(target: unknown): void {
@@ -216,31 +218,25 @@ export class SieveKeyIterator extends AbstractKeyIterator<unknown, unknown> {
 
 /** `db.values()`. */
 export class SieveValueIterator extends AbstractValueIterator<unknown, unknown, unknown> {
-  readonly #cursor: Cursor;
-  readonly #make: (e: Entry) => unknown;
+  readonly #cursor: Cursor<unknown>;
 
   constructor(level: unknown, db: DB, options: LevelIteratorOptions) {
-    const cursor = new Cursor(db, options, true);
+    const value = decoderFor(options.valueEncoding);
+    const cursor = new Cursor(db, options, true, (e) => value(e[1]));
     super(level, options as never);
     this.#cursor = cursor;
-    const value = decoderFor(options.valueEncoding);
-    this.#make = (e) => value(e[1]);
   }
 
-  async _next(): Promise<unknown> {
-    await this.#cursor.ready();
-    const e = this.#cursor.next();
-    return e === undefined ? undefined : this.#make(e);
+  _next(): Promise<unknown> {
+    return this.#cursor.read();
   }
 
-  async _nextv(size: number): Promise<unknown[]> {
-    await this.#cursor.ready();
-    return take(this.#cursor, size, this.#make);
+  _nextv(size: number): Promise<unknown[]> {
+    return this.#cursor.readMany(size);
   }
 
-  async _all(): Promise<unknown[]> {
-    await this.#cursor.ready();
-    return take(this.#cursor, Infinity, this.#make);
+  _all(): Promise<unknown[]> {
+    return this.#cursor.readMany(Infinity);
   }
 
   _seek(target: unknown): void {
