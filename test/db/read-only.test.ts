@@ -6,31 +6,20 @@
  * NOT_SUPPORTED, and never returns a wrong value when the writer deletes the tables it read.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { isSieveError, SieveError } from '../../src/errors.js';
 import type { FileSystem } from '../../src/fs/file-system.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { JumpRouter } from '../../src/shard/jump-router.js';
-import type { CrashChild } from '../support/crash-child.js';
-import { Writer } from '../support/writer-channel.js';
+import { Writer, writerCleanup } from '../support/writer-channel.js';
 import { writerKey, writerValue } from './read-only-writer.js';
 
 
-const temp: string[] = [];
-const children: CrashChild[] = [];
-afterEach(async () => {
-  for (const c of children.splice(0)) {
-    if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-    await c.exited;
-  }
-});
-afterAll(() => {
-  for (const d of temp) rmSync(d, { recursive: true, force: true });
-});
+const { children, temp } = writerCleanup();
 
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'sievekv-ro-'));

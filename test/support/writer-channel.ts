@@ -2,11 +2,32 @@
  * A writer child (test/db/read-only-writer.ts) and its command channel, for the tests that read a
  * database another process holds open (the read-only open, the CLI on a live database).
  */
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach } from 'vitest';
 import { writerKey, writerValue } from '../db/read-only-writer.js';
 import { startWriterChild, type CrashChild } from './crash-child.js';
 
 const WRITER = fileURLToPath(new URL('../db/read-only-writer.ts', import.meta.url));
+
+/**
+ * The writer children and temporary directories of one test file, cleaned up for it: each test's
+ * children are killed (if still running) and awaited after it, the directories removed at the end.
+ */
+export function writerCleanup(): { children: CrashChild[]; temp: string[] } {
+  const children: CrashChild[] = [];
+  const temp: string[] = [];
+  afterEach(async () => {
+    for (const c of children.splice(0)) {
+      if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
+      await c.exited;
+    }
+  });
+  afterAll(() => {
+    for (const d of temp) rmSync(d, { recursive: true, force: true });
+  });
+  return { children, temp };
+}
 
 export class Writer {
   /** What the writer has acknowledged, key → value. */

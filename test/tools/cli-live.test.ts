@@ -6,29 +6,18 @@
  * once with one LOCKED line naming the writer's process, exit 1. While the writer keeps writing
  * and compacting, verify still finds the database healthy and scan reads a consistent state.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FileLock, WritableFile } from '../../src/fs/file-system.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { writerKey, writerValue } from '../db/read-only-writer.js';
-import type { CrashChild } from '../support/crash-child.js';
-import { Writer } from '../support/writer-channel.js';
+import { Writer, writerCleanup } from '../support/writer-channel.js';
 import { jsonLines, runCli } from './cli-support.js';
 
 
-const temp: string[] = [];
-const children: CrashChild[] = [];
-afterEach(async () => {
-  for (const c of children.splice(0)) {
-    if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill('SIGKILL');
-    await c.exited;
-  }
-});
-afterAll(() => {
-  for (const d of temp) rmSync(d, { recursive: true, force: true });
-});
+const { children, temp } = writerCleanup();
 
 /** The real file system, refusing every call that would write or lock. */
 class NoWritesFileSystem extends NodeFileSystem {
