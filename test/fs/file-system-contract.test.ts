@@ -2,53 +2,14 @@
  * One contract suite for every FileSystem implementation (STYLE.md §12): what the database relies
  * on, run against real files and against memory.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSieveError } from '../../src/errors.js';
-import { isNotFound, readFully, type FileSystem } from '../../src/fs/file-system.js';
-import { MemFileSystem } from '../../src/fs/mem-fs.js';
-import { NodeFileSystem } from '../../src/fs/node-fs.js';
-import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
+import { isNotFound, readFully } from '../../src/fs/file-system.js';
+import { bytes, fsImplementations, text, type FsSetup } from '../support/fs-implementations.js';
 
-interface Setup {
-  fs: FileSystem;
-  dir: string;
-  cleanup(): void;
-}
-
-const implementations: [string, () => Setup][] = [
-  [
-    'NodeFileSystem',
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sievekv-fs-'));
-      return { fs: new NodeFileSystem(), dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-    },
-  ],
-  [
-    'MemFileSystem',
-    () => {
-      const fs = new MemFileSystem();
-      fs.mkdir('/db');
-      return { fs, dir: '/db', cleanup: () => {} };
-    },
-  ],
-  [
-    'FaultyFileSystem(MemFileSystem) without faults',
-    () => {
-      const mem = new MemFileSystem();
-      mem.mkdir('/db');
-      return { fs: new FaultyFileSystem(mem), dir: '/db', cleanup: () => {} };
-    },
-  ],
-];
-
-const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
-const text = (b: Uint8Array): string => new TextDecoder().decode(b);
-
-describe.each(implementations)('%s', (_name, make) => {
-  let s: Setup;
+describe.each(fsImplementations)('%s', (_name, make) => {
+  let s: FsSetup;
   beforeEach(() => {
     s = make();
   });

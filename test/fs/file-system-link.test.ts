@@ -13,41 +13,8 @@ import { isNotFound, type FileSystem } from '../../src/fs/file-system.js';
 import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
+import { bytes, fsImplementations, text, type FsSetup } from '../support/fs-implementations.js';
 
-interface Setup {
-  fs: FileSystem;
-  dir: string;
-  cleanup(): void;
-}
-
-const implementations: [string, () => Setup][] = [
-  [
-    'NodeFileSystem',
-    () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sievekv-link-'));
-      return { fs: new NodeFileSystem(), dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-    },
-  ],
-  [
-    'MemFileSystem',
-    () => {
-      const fs = new MemFileSystem();
-      fs.mkdir('/db');
-      return { fs, dir: '/db', cleanup: () => {} };
-    },
-  ],
-  [
-    'FaultyFileSystem(MemFileSystem) without faults',
-    () => {
-      const mem = new MemFileSystem();
-      mem.mkdir('/db');
-      return { fs: new FaultyFileSystem(mem), dir: '/db', cleanup: () => {} };
-    },
-  ],
-];
-
-const bytes = (s: string): Uint8Array => new TextEncoder().encode(s);
-const text = (b: Uint8Array): string => new TextDecoder().decode(b);
 
 function write(fs: FileSystem, path: string, content: string): void {
   const w = fs.createWritable(path);
@@ -56,8 +23,8 @@ function write(fs: FileSystem, path: string, content: string): void {
   w.close();
 }
 
-describe.each(implementations)('%s: link', (_name, make) => {
-  let s: Setup;
+describe.each(fsImplementations)('%s: link', (_name, make) => {
+  let s: FsSetup;
   beforeEach(() => {
     s = make();
   });
