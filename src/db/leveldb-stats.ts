@@ -12,8 +12,8 @@
  * Sizes print with two decimals where LevelDB rounds to whole megabytes, so small databases show
  * something. `sievekv.stats` holds the same figures, and more, as JSON.
  */
-import { NUM_LEVELS } from '../version/version-edit.js';
 import type { DBImpl } from './db-impl.js';
+import { levelTotals } from './properties.js';
 
 /** One line of the table. */
 export interface LevelStatsRow {
@@ -28,25 +28,17 @@ export interface LevelStatsRow {
 
 /** The rows of the table: levels with files, or with work since the open. */
 export function levelStatsRows(db: DBImpl): LevelStatsRow[] {
-  const v = db.versions.current;
-  const rows: LevelStatsRow[] = [];
-  for (let level = 0; level < NUM_LEVELS; level++) {
-    let files = 0;
-    let bytes = 0;
-    let micros = 0;
-    let bytesRead = 0;
-    let bytesWritten = level === 0 ? db.stats.bytesFlushed : 0;
-    for (let r = 0; r < db.regions.length; r++) {
-      files += v.numFiles(r, level);
-      bytes += v.levelBytes(r, level);
-      const w = db.background.levelWork[r]![level]!;
-      micros += w.micros;
-      bytesRead += w.bytesRead;
-      bytesWritten += w.bytesWritten;
-    }
-    if (files > 0 || bytesRead > 0 || bytesWritten > 0) rows.push({ level, files, bytes, micros, bytesRead, bytesWritten });
-  }
-  return rows;
+  return levelTotals(db)
+    .map(({ level, files, bytes, micros, bytesRead, bytesWritten }) => ({
+      level,
+      files,
+      bytes,
+      micros,
+      bytesRead,
+      // Level 0's writes are the flushes'.
+      bytesWritten: level === 0 ? bytesWritten + db.stats.bytesFlushed : bytesWritten,
+    }))
+    .filter((r) => r.files > 0 || r.bytesRead > 0 || r.bytesWritten > 0);
 }
 
 const MB = 1024 * 1024;

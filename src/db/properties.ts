@@ -20,8 +20,16 @@ export interface LevelFigures {
 
 /** Files and bytes per level, summed over regions (levels with no files omitted). */
 export function levelSummary(db: DBImpl, region?: number): LevelFigures[] {
+  return levelTotals(db, region).filter((l) => l.files > 0 || l.compactions > 0);
+}
+
+/**
+ * Every level's files and bytes and the work of compactions into it since the open (time, bytes
+ * read and written), summed over the regions (or of `region` alone).
+ */
+export function levelTotals(db: DBImpl, region?: number): (LevelFigures & { micros: number })[] {
   const v = db.versions.current;
-  const out: LevelFigures[] = [];
+  const out: (LevelFigures & { micros: number })[] = [];
   for (let level = 0; level < NUM_LEVELS; level++) {
     let files = 0;
     let bytes = 0;
@@ -36,7 +44,7 @@ export function levelSummary(db: DBImpl, region?: number): LevelFigures[] {
       work.bytesWritten += w.bytesWritten;
       work.micros += w.micros;
     }
-    if (files > 0 || work.compactions > 0) out.push({ level, files, bytes, ...work });
+    out.push({ level, files, bytes, ...work });
   }
   return out;
 }
