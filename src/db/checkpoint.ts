@@ -28,7 +28,7 @@
  */
 import { join, resolve } from 'node:path';
 import { ErrorCode, invalidArgument, isSieveError, SieveError } from '../errors.js';
-import type { FileSystem, RandomAccessFile } from '../fs/file-system.js';
+import { isNotFound, type FileSystem, type RandomAccessFile } from '../fs/file-system.js';
 import { currentFileName, descriptorFileName, FileType, logFileName, parseFileName, sstTableFileName, tableFileName, tempFileName } from '../version/filenames.js';
 import type { VersionSet } from '../version/version-set.js';
 import { NUM_LEVELS } from '../version/version-edit.js';
@@ -129,7 +129,7 @@ export function captureCheckpointSource(fs: FileSystem, dir: string, versions: V
     const walNumbers = fs
       .list(dir)
       .map((name) => parseFileName(name))
-      .filter((p) => p?.type === FileType.LOG && (p.number >= versions.logNumber || p.number === versions.prevLogNumber))
+      .filter((p) => p?.type === FileType.LOG && versions.isLiveLog(p.number))
       .map((p) => p!.number)
       .sort((a, b) => a - b);
     const wals = walNumbers.map((n) => hold(logFileName('', n)));
@@ -145,7 +145,12 @@ export function captureCheckpointSource(fs: FileSystem, dir: string, versions: V
       }
     }
     const regionsPath = join(dir, REGIONS_FILE);
-    const regionsFile = fs.exists(regionsPath) ? fs.readFile(regionsPath) : undefined;
+    let regionsFile: Uint8Array | undefined;
+    try {
+      regionsFile = fs.readFile(regionsPath);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
     return { dir, regions, lastSequence: versions.lastSequence, tables, manifest, wals, regionsFile, release };
   } catch (err) {
     release();
@@ -221,9 +226,10 @@ export function checkpointSteps(host: CheckpointHost, target: string, options: C
 function* run(host: CheckpointHost, source: CheckpointSource, target: string, existed: boolean, options: CheckpointOptions, key: string): Generator<void, CheckpointReport> {
   const fs = host.fs;
   const made: string[] = [];
-  const all = [...source.tables.map((t) => t.size), ...source.wals.map((w) => w.size), source.manifest.size];
-  const filesTotal = all.length + 1 + (source.regionsFile !== undefined ? 1 : 0);
-  const bytesTotal = all.reduce((a, b) => a + b, 0);
+  const tableBytes = source.tables.reduce((s, t) => s + t.size, 0);
+  const walBytes = source.wals.reduce((s, w) => s + w.size, 0);
+  const filesTotal = source.tables.length + source.wals.length + 2 + (source.regionsFile !== undefined ? 1 : 0);
+  const bytesTotal = tableBytes + walBytes + source.manifest.size;
   let filesDone = 0;
   let bytesDone = 0;
   const progress = (file: string, extra = 0): void => options.onProgress?.({ filesDone, filesTotal, bytesDone: bytesDone + extra, bytesTotal, file });
@@ -331,8 +337,8 @@ function* run(host: CheckpointHost, source: CheckpointSource, target: string, ex
       lastSequence: source.lastSequence,
       manifest: source.manifest.name,
       regions: source.regions,
-      tables: { linked, copied, bytes: source.tables.reduce((s, t) => s + t.size, 0) },
-      wals: { files: source.wals.length, bytes: source.wals.reduce((s, w) => s + w.size, 0) },
+      tables: { linked, copied, bytes: tableBytes },
+      wals: { files: source.wals.length, bytes: walBytes },
       bytesCopied,
     };
   } finally {

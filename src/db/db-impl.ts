@@ -442,7 +442,7 @@ export class DBImpl {
         if (parsed === undefined) continue;
         if (markUsed) versions.markFileNumberUsed(parsed.number);
         if (parsed.type === FileType.TABLE) expected.delete(parsed.number);
-        if (r.index === 0 && parsed.type === FileType.LOG && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber)) {
+        if (r.index === 0 && parsed.type === FileType.LOG && versions.isLiveLog(parsed.number)) {
           logs.push(parsed.number);
         }
       }
@@ -889,7 +889,7 @@ export class DBImpl {
         let keep = true;
         switch (parsed.type) {
           case FileType.LOG:
-            keep = dir === this.dir && (parsed.number >= versions.logNumber || parsed.number === versions.prevLogNumber);
+            keep = dir === this.dir && versions.isLiveLog(parsed.number);
             break;
           case FileType.DESCRIPTOR:
             keep = dir === this.dir && parsed.number >= versions.manifestFileNumber;

@@ -28,6 +28,11 @@ export class VersionSet {
   logNumber = 0;
   /** LevelDB's previous log number (older databases); 0 when unused. */
   prevLogNumber = 0;
+
+  /** True if WAL `number` may hold writes not yet in tables (LevelDB's rule in RecoverLogFiles). */
+  isLiveLog(number: number): boolean {
+    return number >= this.logNumber || number === this.prevLogNumber;
+  }
   /** compactPointers[region][level]: where the next compaction of that level starts. */
   readonly compactPointers: (Uint8Array | undefined)[][];
   #current: Version;
