@@ -35,8 +35,7 @@ import { invalidArgument, isSieveError } from '../errors.js';
 import { BYTEWISE_COMPARATOR_NAME } from '../format/comparator.js';
 import type { FileSystem } from '../fs/file-system.js';
 import { resolveOptions, type Options, type ResolvedOptions } from '../options.js';
-import { DezhouRegionRouter } from '../shard/dezhou-router.js';
-import { JumpRouter } from '../shard/jump-router.js';
+import { builtInRouter } from '../shard/built-in-routers.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { currentFileName, descriptorFileName, FileType, lockFileName, logFileName, sstTableFileName, tableFileName, tempFileName } from '../version/filenames.js';
 import { NUM_LEVELS, VersionEdit } from '../version/version-edit.js';
@@ -85,13 +84,6 @@ export function repairDB(dir: string, options: RepairOptions = {}): RepairReport
     info.close();
     lock.release();
   }
-}
-
-/** A built-in router, from the name REGIONS holds. */
-function builtInRouter(name: string): RegionRouter | undefined {
-  if (name === new DezhouRegionRouter().name) return new DezhouRegionRouter();
-  const m = /^sievekv\.jump\((\d+)\)$/.exec(name);
-  return m === null ? undefined : new JumpRouter(Number(m[1]));
 }
 
 function isRouter(r: unknown): r is RegionRouter {

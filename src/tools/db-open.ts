@@ -11,8 +11,7 @@ import { DB, type OpenOptions } from '../db.js';
 import { readRegions } from '../db/db-files.js';
 import { isSieveError, ErrorCode, SieveError } from '../errors.js';
 import { isNotFound, type FileSystem } from '../fs/file-system.js';
-import { DezhouRegionRouter } from '../shard/dezhou-router.js';
-import { JumpRouter } from '../shard/jump-router.js';
+import { builtInRouter } from '../shard/built-in-routers.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { currentFileName } from '../version/filenames.js';
 import { bareMessage, CliError } from './error-text.js';
@@ -22,10 +21,8 @@ function routerOf(fs: FileSystem, dir: string): RegionRouter | undefined {
   const regions = readRegions(fs, dir);
   if (regions.kind === 'plain') return undefined;
   if (regions.kind === 'damaged') throw new CliError(`${dir}: REGIONS is damaged (${regions.reason}): 'sievekv repair' rebuilds it`);
-  const dezhou = new DezhouRegionRouter();
-  if (regions.routerName === dezhou.name) return dezhou;
-  const jump = /^sievekv\.jump\((\d+)\)$/.exec(regions.routerName);
-  if (jump !== null) return new JumpRouter(Number(jump[1]));
+  const router = builtInRouter(regions.routerName);
+  if (router !== undefined) return router;
   throw new CliError(`${dir} is sharded with router ${JSON.stringify(regions.routerName)}, which is not built in: open it from the program that defines it`);
 }
 
