@@ -73,19 +73,22 @@ export interface LevelFigure {
   bytesWritten: number;
 }
 
-interface StatsJson {
+export interface StatsJson {
   lastSequence: number;
   levels: { level: number; files: number; bytes: number; bytesRead: number; bytesWritten: number }[];
 }
 
-/** Every level (0..6), from `sievekv.stats`. */
-export function levelFigures(db: DB): LevelFigure[] {
-  const stats = JSON.parse(db.getProperty('sievekv.stats') ?? '{}') as StatsJson;
+/** `sievekv.stats`, parsed. */
+function statsOf(db: DB): StatsJson {
+  return JSON.parse(db.getProperty('sievekv.stats') ?? '{}') as StatsJson;
+}
+
+/** Every level (0..6), from `sievekv.stats` (which lists the levels with files or work). */
+export function levelFigures(db: DB, stats: StatsJson = statsOf(db)): LevelFigure[] {
   const out: LevelFigure[] = [];
   for (let level = 0; level < NUM_LEVELS; level++) {
     const l = stats.levels.find((x) => x.level === level);
-    const files = Number(db.getProperty(`sievekv.num-files-at-level${level}`) ?? 0);
-    out.push({ level, files, bytes: l?.bytes ?? 0, bytesRead: l?.bytesRead ?? 0, bytesWritten: l?.bytesWritten ?? 0 });
+    out.push({ level, files: l?.files ?? 0, bytes: l?.bytes ?? 0, bytesRead: l?.bytesRead ?? 0, bytesWritten: l?.bytesWritten ?? 0 });
   }
   return out;
 }
@@ -105,8 +108,8 @@ interface RegionJson {
  */
 export async function runStats(ctx: CommandContext, dir: string, json: boolean): Promise<number> {
   await withDatabase(ctx.fs, dir, 'read-only', (db) => {
-    const stats = JSON.parse(db.getProperty('sievekv.stats') ?? '{}') as StatsJson;
-    const levels = levelFigures(db);
+    const stats = statsOf(db);
+    const levels = levelFigures(db, stats);
     const estimate = Number(db.getProperty('sievekv.estimate-num-keys'));
     const memory = Number(db.getProperty('sievekv.approximate-memory-usage'));
     const regions = JSON.parse(db.getProperty('sievekv.regions') ?? '[]') as RegionJson[];
