@@ -9,7 +9,8 @@
  * A point lookup asks it before searching the index, so a table that cannot hold the key costs
  * one filter probe and no block search. LevelDB does not know the name and ignores the block.
  *
- * Builder call order: `addKey`* (user keys in table order) → `finish()` once. Keys are kept flat
+ * Builder call order: `addKey`* or `addDistinctKey`* (user keys in table order; one of the two
+ * for a builder's life) → `finish()` once. Keys are kept flat
  * (one growing byte buffer and an offset array, no object per key) until `finish`, which hands
  * `createFilter` one view per distinct key: the seam takes an array of keys, so that one array
  * of views per table is the only per-key allocation. A key equal to the previous one (another
@@ -58,14 +59,32 @@ export class FullFilterBuilder {
   /** Adds the user key `key[start, end)` (copied) unless it equals the previous key. */
   addKey(key: Uint8Array, start: number, end: number): void {
     if (this.finished) throw invalidArgument('FullFilterBuilder.addKey after finish');
-    const n = end - start;
-    if (this.numKeys > 0 && this.equalsLast(key, start, n)) return;
+    if (this.numKeys > 0 && this.equalsLast(key, start, end - start)) return;
     if (this.ribbon !== null) {
-      // Only the last key is kept (for equalsLast); its row goes in at once.
+      // Only the last key is kept, for equalsLast.
+      const n = end - start;
       if (n > this.keyBytes.length) this.keyBytes = new Uint8Array(Math.max(n, 2 * this.keyBytes.length));
       const dst = this.keyBytes;
       for (let i = 0; i < n; i++) dst[i] = key[start + i]!;
       this.keyBytesLen = n;
+    }
+    this.#add(key, start, end);
+  }
+
+  /**
+   * `addKey` for a caller that knows `key[start, end)` differs from the key it added last (a table
+   * builder, which compares each key with the previous one anyway): no comparison, and on the
+   * Ribbon path no copy. After a call of this, `addKey` must not follow: it would compare against
+   * a key this did not keep.
+   */
+  addDistinctKey(key: Uint8Array, start: number, end: number): void {
+    if (this.finished) throw invalidArgument('FullFilterBuilder.addKey after finish');
+    this.#add(key, start, end);
+  }
+
+  #add(key: Uint8Array, start: number, end: number): void {
+    if (this.ribbon !== null) {
+      // The key's row goes in at once; the key itself is not kept.
       this.numKeys++;
       if (4 * this.numRows + 4 > this.rows.length) {
         const grown = new Int32Array(2 * this.rows.length);
@@ -75,6 +94,7 @@ export class FullFilterBuilder {
       if (addKeyRow(key, start, end, this.rows, this.numRows)) this.numRows++;
       return;
     }
+    const n = end - start;
     if (this.keyBytesLen + n > this.keyBytes.length) {
       const grown = new Uint8Array(Math.max(this.keyBytesLen + n, 2 * this.keyBytes.length));
       grown.set(this.keyBytes.subarray(0, this.keyBytesLen));

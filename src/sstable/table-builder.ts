@@ -234,7 +234,7 @@ export class TableBuilder {
       if (newUserKey) {
         this.userKeys++;
         this.sketch.addRange(key, keyStart, userEnd);
-        this.fullFilter?.addKey(key, keyStart, userEnd);
+        this.fullFilter?.addDistinctKey(key, keyStart, userEnd);
       }
       this.blockFilter?.addKey(key, keyStart, userEnd);
 

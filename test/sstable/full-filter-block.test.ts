@@ -39,6 +39,37 @@ describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into ro
     );
   });
 
+  it('addDistinctKey, given no key equal to the one before it, builds what addKey builds, on both paths', () => {
+    // The table builder knows whether a user key is new and calls addDistinctKey: the bytes and
+    // the key count must be those of addKey, for the Ribbon rows and for the generic (copying) path.
+    const keysArb = fc.array(fc.uint8Array({ maxLength: 12, max: 2 }), { maxLength: 200 });
+    fc.assert(
+      fc.property(keysArb, fc.integer({ min: 1, max: 20 }), (raw, bitsPerKey) => {
+        const keys = [...raw].sort(Buffer.compare).filter((k, i, all) => i === 0 || Buffer.compare(k, all[i - 1]!) !== 0);
+        const ribbon = new RibbonFilterPolicy(bitsPerKey);
+        const generic: FilterPolicy = {
+          name: ribbon.name,
+          createFilter: (ks) => ribbon.createFilter(ks),
+          keyMayMatch: (key, filter) => ribbon.keyMayMatch(key, filter),
+          newProbe: () => ribbon.newProbe(),
+        };
+        for (const policy of [ribbon, generic]) {
+          const checked = new FullFilterBuilder(policy);
+          const distinct = new FullFilterBuilder(policy);
+          for (const key of keys) {
+            const padded = new Uint8Array(key.length + 2);
+            padded.set(key, 1);
+            checked.addKey(padded, 1, 1 + key.length);
+            distinct.addDistinctKey(padded, 1, 1 + key.length);
+          }
+          expect(distinct.keyCount).toBe(keys.length);
+          expect(hex(distinct.finish())).toBe(hex(checked.finish()));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('leaves a subclass of the policy to its own createFilter', () => {
     class Counting extends RibbonFilterPolicy {
       calls = 0;
