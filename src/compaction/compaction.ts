@@ -40,6 +40,7 @@ import { compareInternal } from '../version/version.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { GRANDPARENT_OVERLAP_FACTOR } from './picker.js';
 import { isStopped, JobAbandoned, STOP_CHECK_INTERVAL, type StopFlag } from './stop-flag.js';
+import { runSteps, STEP_ENTRIES, type JobSteps } from './job-steps.js';
 
 /** A file's key range (internal keys) and size: what the merge needs of files it does not read. */
 export interface FileRange {
@@ -134,6 +135,11 @@ class BaseLevelCheck {
  * JobAbandoned, once `stop` is set (the database is closing; see stop-flag.ts).
  */
 export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopFlag): CompactionOutcome {
+  return runSteps(compactionSteps(fs, task, stop));
+}
+
+/** `runCompaction` as steps (job-steps.ts): it yields every STEP_ENTRIES input entries. */
+export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag): JobSteps<CompactionOutcome> {
   const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
   const children: InternalIterator[] = [];
   const outputs: FileMetaData[] = [];
@@ -206,6 +212,7 @@ export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopF
       const userLen = key.length - INTERNAL_KEY_TRAILER_SIZE;
       if (end !== undefined && compareByteRanges(key, 0, userLen, end, 0, end.length) >= 0) break;
       if (++entriesIn % STOP_CHECK_INTERVAL === 0 && isStopped(stop)) throw new JobAbandoned();
+      if (entriesIn % STEP_ENTRIES === 0) yield;
 
       // Would this key make the current output overlap too much of the grandparent level?
       while (gpIndex < grandparents.length && compareInternal(key, grandparents[gpIndex]!.largest) > 0) {

@@ -13,7 +13,8 @@ import { TableBuilder } from '../sstable/table-builder.js';
 import { ioError } from '../errors.js';
 import { tableFileName } from '../version/filenames.js';
 import type { FileMetaData } from '../version/version-edit.js';
-import { runCompaction, type CompactionOutcome, type CompactionTask } from './compaction.js';
+import { compactionSteps, type CompactionOutcome, type CompactionTask } from './compaction.js';
+import { runSteps, runStepsYielding, STEP_ENTRIES, type JobSteps } from './job-steps.js';
 import { policyFromSpec, type FilterChoice } from './policy-spec.js';
 import { isStopped, JobAbandoned, STOP_CHECK_INTERVAL, type StopFlag } from './stop-flag.js';
 
@@ -57,6 +58,11 @@ export type JobResult =
  * so it is when `stop` is set meanwhile (JobAbandoned).
  */
 export function flushMemTable(fs: FileSystem, dir: string, number: number, it: MemTableIterator, shape: TableShape, stop?: StopFlag): FileMetaData {
+  return runSteps(flushSteps(fs, dir, number, it, shape, stop));
+}
+
+/** `flushMemTable` as steps (job-steps.ts): it yields every STEP_ENTRIES entries. */
+function* flushSteps(fs: FileSystem, dir: string, number: number, it: MemTableIterator, shape: TableShape, stop?: StopFlag): JobSteps<FileMetaData> {
   const path = tableFileName(dir, number);
   const file = fs.createWritable(path);
   const filterPolicy = policyFromSpec(shape.filter);
@@ -73,6 +79,7 @@ export function flushMemTable(fs: FileSystem, dir: string, number: number, it: M
   try {
     for (it.seekToFirst(); it.valid; it.next()) {
       if (++entries % STOP_CHECK_INTERVAL === 0 && isStopped(stop)) throw new JobAbandoned();
+      if (entries % STEP_ENTRIES === 0) yield;
       // The memtable stores each internal key whole, value after it: no copy, no view.
       const keyEnd = it.internalKeyEnd;
       builder.addSlices(it.bytes, it.internalKeyStart, keyEnd, it.bytes, keyEnd, it.valueEnd);
@@ -102,18 +109,30 @@ export function flushMemTable(fs: FileSystem, dir: string, number: number, it: M
 
 /** Runs `job` on this thread; 'abandoned' if `stop` is set before or while it runs. */
 export function executeJob(fs: FileSystem, job: Job, stop?: StopFlag): JobResult {
+  return runSteps(jobSteps(fs, job, stop));
+}
+
+/**
+ * `executeJob` on a worker thread: the same job, with a turn of the worker's event loop every
+ * STEP_ENTRIES entries (job-steps.ts says why).
+ */
+export function executeJobYielding(fs: FileSystem, job: Job, stop?: StopFlag): Promise<JobResult> {
+  return runStepsYielding(jobSteps(fs, job, stop));
+}
+
+function* jobSteps(fs: FileSystem, job: Job, stop?: StopFlag): JobSteps<JobResult> {
   if (isStopped(stop)) return { kind: 'abandoned' };
   try {
     if (job.kind === 'flush') {
       const it = job.entries instanceof MemTable ? job.entries.iterator() : MemTable.iteratorOf(job.entries);
-      return { kind: 'flush', file: flushMemTable(fs, job.dir, job.number, it, job.shape, stop) };
+      return { kind: 'flush', file: yield* flushSteps(fs, job.dir, job.number, it, job.shape, stop) };
     }
     const task = {
       ...job.task,
       filterPolicy: policyFromSpec(job.shape.filter),
       tableFilterPolicy: policyFromSpec(job.shape.tableFilter ?? job.shape.filter),
     };
-    return { kind: 'compact', outcome: runCompaction(fs, task, stop) };
+    return { kind: 'compact', outcome: yield* compactionSteps(fs, task, stop) };
   } catch (err) {
     if (err instanceof JobAbandoned) return { kind: 'abandoned' };
     throw err;

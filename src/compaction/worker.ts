@@ -8,18 +8,26 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { NodeFileSystem } from '../fs/node-fs.js';
-import { executeJob } from './jobs.js';
+import { executeJobYielding } from './jobs.js';
 import { serializeError } from './job-errors.js';
 import type { JobMessage, WorkerReady } from './runner.js';
 
 const port = (workerData as { port: MessagePort }).port;
 const fs = new NodeFileSystem();
 
-parentPort!.on('message', (message: JobMessage) => {
+// Jobs run one at a time, in order (runner.ts), though each lets the event loop turn between its
+// steps (job-steps.ts): the next job's message waits in this chain.
+let previous: Promise<void> = Promise.resolve();
+
+async function run(message: JobMessage): Promise<void> {
   try {
-    port.postMessage({ id: message.id, result: executeJob(fs, message.job, message.stop) });
+    port.postMessage({ id: message.id, result: await executeJobYielding(fs, message.job, message.stop) });
   } catch (err) {
     port.postMessage({ id: message.id, error: serializeError(err) });
   }
+}
+
+parentPort!.on('message', (message: JobMessage) => {
+  previous = previous.then(() => run(message));
 });
 port.postMessage({ ready: true } satisfies WorkerReady);

@@ -1,0 +1,37 @@
+/**
+ * A job's loop cut into steps, so a worker can let its event loop turn between them.
+ *
+ * Why: lz4-napi returns every compressed block in a native buffer whose memory Node frees only
+ * from the event loop (the finalizers of native buffers run in an immediate callback). A flush or
+ * merge written as one synchronous loop turned its worker's event loop only when it ended, so
+ * every block it compressed stayed allocated until then: a merge writing 30 MB held about that
+ * much more, and its process's resident memory kept the high-water mark (BENCHMARKS.md).
+ *
+ * A job's loop is a generator that yields every STEP_ENTRIES entries. `runSteps` drives it to the
+ * end at once (jobs run on the database's thread, which may not yield: a synchronous writer waits
+ * for them); `runStepsYielding`, on a worker, lets the event loop run between steps.
+ */
+
+/** Entries between steps: about 250 KB of db_bench's 124-byte entries, some 60 compressed blocks. */
+export const STEP_ENTRIES = 2048;
+
+export type JobSteps<T> = Generator<void, T, void>;
+
+/** Runs every step now, on this thread; returns the job's result. */
+export function runSteps<T>(steps: JobSteps<T>): T {
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Runs the steps with a turn of the event loop after each one (on a worker thread). */
+export async function runStepsYielding<T>(steps: JobSteps<T>): Promise<T> {
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+    await turn();
+  }
+}
