@@ -2,7 +2,7 @@
  * Derived figures for `getProperty`: per-level files and bytes, and the distinct-key estimate.
  */
 import { HyperLogLog } from '../filter/hyperloglog.js';
-import { KEY_SKETCH_PRECISION } from '../sstable/table-properties.js';
+import { addKeyToSketch, newKeySketch } from '../sstable/key-sketch.js';
 import { NUM_LEVELS, type FileMetaData } from '../version/version-edit.js';
 import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import type { DBImpl } from './db-impl.js';
@@ -49,7 +49,11 @@ export function levelTotals(db: DBImpl, region?: number): (LevelFigures & { micr
   return out;
 }
 
-/** Sketches of tables that carry none (LevelDB-made), by region and file number: a scan each, once. */
+/**
+ * Sketches of tables that carry none under the key hash (LevelDB's; sievekv's written before
+ * `sievekv.keysketch2`, whose MurmurHash3 sketch does not merge), by region and file number: a
+ * scan each, once.
+ */
 const scannedSketches = new WeakMap<DBImpl, Map<string, HyperLogLog>>();
 
 function sketchOf(db: DBImpl, region: number, file: FileMetaData): HyperLogLog | undefined {
@@ -60,12 +64,12 @@ function sketchOf(db: DBImpl, region: number, file: FileMetaData): HyperLogLog |
   const id = `${region}/${file.number}`;
   let sketch = cache.get(id);
   if (sketch === undefined) {
-    sketch = new HyperLogLog(KEY_SKETCH_PRECISION);
+    sketch = newKeySketch();
     const it = db.tables[region]!.newIterator(file);
     try {
       for (it.seekToFirst(); it.valid(); it.next()) {
         const key = it.key();
-        sketch.addRange(key, 0, key.length - INTERNAL_KEY_TRAILER_SIZE);
+        addKeyToSketch(sketch, key, 0, key.length - INTERNAL_KEY_TRAILER_SIZE);
       }
     } finally {
       it.close();
@@ -94,14 +98,14 @@ export function writeAmplification(db: DBImpl): number {
  * still count until compaction drops them, as in RocksDB's estimate.
  */
 export function estimateNumKeys(db: DBImpl, region?: number): number {
-  const sketch = new HyperLogLog(KEY_SKETCH_PRECISION);
+  const sketch = newKeySketch();
   const v = db.versions.current;
   db.regions.forEach((r, i) => {
     if (region !== undefined && i !== region) return;
     for (const mem of [r.mem, r.imm]) {
       if (mem === null) continue;
       const it = mem.iterator();
-      for (it.seekToFirst(); it.valid; it.next()) sketch.add(it.key);
+      for (it.seekToFirst(); it.valid; it.next()) addKeyToSketch(sketch, it.key, 0, it.key.length);
     }
     for (let level = 0; level < NUM_LEVELS; level++) {
       for (const f of v.files(i, level)) {

@@ -26,6 +26,7 @@ import {
   bodyBytes,
   headerBytes,
   keyRow,
+  rowFromHash,
   seededRowLow,
   seededStart,
   startSlot,
@@ -231,6 +232,15 @@ function keyRows(keys: readonly Uint8Array[]): { rows: Int32Array; n: number } {
 export function addKeyRow(key: Uint8Array, start: number, end: number, rows: Int32Array, n: number): boolean {
   const at = 4 * n;
   keyRow(key, start, end, rows, at);
+  return !(n > 0 && rows[at] === rows[at - 4] && rows[at + 1] === rows[at - 3]);
+}
+
+/** `addKeyRow` for a key whose `keyHash` words are (word0, word1): the same row, the same rule. */
+export function addHashedRow(word0: number, word1: number, rows: Int32Array, n: number): boolean {
+  const at = 4 * n;
+  rows[at] = word0;
+  rows[at + 1] = word1;
+  rowFromHash(rows, at);
   return !(n > 0 && rows[at] === rows[at - 4] && rows[at + 1] === rows[at - 3]);
 }
 

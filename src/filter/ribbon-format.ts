@@ -62,16 +62,26 @@ function fmix32(h: number): number {
  * `out[at .. at+3]`: [h, c0, c1, fp] — h places the key (with a filter's seed, see
  * {@link seededStart}), (c0, c1) is the 64-bit coefficient row before the seed's change to its low
  * half ({@link seededRowLow}) and masking, fp the 32 result bits (bit j for column j). Allocates
- * nothing.
+ * nothing. The same as {@link keyHash} then {@link rowFromHash}.
  *
- * The 64-bit hash (h, c0): two 32-bit lanes each absorb every 8-byte block (one `Math.imul` per
- * lane per block, as LevelDB's hash spends one per 4 bytes), then a cross-lane finish with
- * MurmurHash3's fmix32 on each lane. Distinct keys get distinct equations except with probability
- * about 2^−64 per pair (then that seed fails and the next one is tried); equal keys get equal
- * equations, which banding drops as redundant. fp is a non-linear mix of both halves, so it cannot
- * coincide with a linear function of the row (which the solution could then satisfy for every key).
+ * Distinct keys get distinct equations except with probability about 2^−64 per pair (then that
+ * seed fails and the next one is tried); equal keys get equal equations, which banding drops as
+ * redundant. fp is a non-linear mix of both halves, so it cannot coincide with a linear function
+ * of the row (which the solution could then satisfy for every key).
  */
 export function keyRow(data: Uint8Array, start: number, end: number, out: Int32Array, at: number): void {
+  keyHash(data, start, end, out, at);
+  rowFromHash(out, at);
+}
+
+/**
+ * The key's 64-bit hash (h, c0), written to `out[at]` and `out[at + 1]`: two 32-bit lanes each
+ * absorb every 8-byte block (one `Math.imul` per lane per block, as LevelDB's hash spends one per 4
+ * bytes), then a cross-lane finish with MurmurHash3's fmix32 on each lane. The first half of a
+ * Ribbon row; table key sketches (sstable/key-sketch.ts) count keys by it too, so a table builder
+ * hashes each key once for both. Persisted through every filter and sketch: never change.
+ */
+export function keyHash(data: Uint8Array, start: number, end: number, out: Int32Array, at: number): void {
   const n = end - start;
   let h1 = K_H1 ^ n;
   let h2 = K_H2;
@@ -107,6 +117,12 @@ export function keyRow(data: Uint8Array, start: number, end: number, out: Int32A
   h2 = (h2 + h1) | 0;
   out[at] = h1;
   out[at + 1] = h2;
+}
+
+/** Completes a row whose hash {@link keyHash} wrote to `out[at]`, `out[at + 1]`: writes c1 and fp. */
+export function rowFromHash(out: Int32Array, at: number): void {
+  const h1 = out[at]!;
+  const h2 = out[at + 1]!;
   out[at + 2] = fmix32(h1 ^ Math.imul(h2, K_C1));
   out[at + 3] = fmix32(h2 + Math.imul(h1, K_FP));
 }

@@ -28,7 +28,7 @@
 import { invalidArgument } from '../errors.js';
 import type { FilterPolicy, FilterProbe } from '../filter/policy.js';
 import { RibbonFilterPolicy } from '../filter/ribbon.js';
-import { addKeyRow, buildRibbonFilterFromRows } from '../filter/ribbon-builder.js';
+import { addHashedRow, addKeyRow, buildRibbonFilterFromRows } from '../filter/ribbon-builder.js';
 
 export class FullFilterBuilder {
   readonly policy: FilterPolicy;
@@ -74,15 +74,17 @@ export class FullFilterBuilder {
   /**
    * `addKey` for a caller that knows `key[start, end)` differs from the key it added last (a table
    * builder, which compares each key with the previous one anyway): no comparison, and on the
-   * Ribbon path no copy. After a call of this, `addKey` must not follow: it would compare against
-   * a key this did not keep.
+   * Ribbon path no copy. `hash`, if given, holds the key's `keyHash` (ribbon-format.ts; the table
+   * builder computes it for its key sketch): the Ribbon row is completed from it, not hashed
+   * again. After a call of this, `addKey` must not follow: it would compare against a key this did
+   * not keep.
    */
-  addDistinctKey(key: Uint8Array, start: number, end: number): void {
+  addDistinctKey(key: Uint8Array, start: number, end: number, hash?: Int32Array): void {
     if (this.finished) throw invalidArgument('FullFilterBuilder.addKey after finish');
-    this.#add(key, start, end);
+    this.#add(key, start, end, hash);
   }
 
-  #add(key: Uint8Array, start: number, end: number): void {
+  #add(key: Uint8Array, start: number, end: number, hash?: Int32Array): void {
     if (this.ribbon !== null) {
       // The key's row goes in at once; the key itself is not kept.
       this.numKeys++;
@@ -91,7 +93,8 @@ export class FullFilterBuilder {
         grown.set(this.rows);
         this.rows = grown;
       }
-      if (addKeyRow(key, start, end, this.rows, this.numRows)) this.numRows++;
+      const kept = hash === undefined ? addKeyRow(key, start, end, this.rows, this.numRows) : addHashedRow(hash[0]!, hash[1]!, this.rows, this.numRows);
+      if (kept) this.numRows++;
       return;
     }
     const n = end - start;

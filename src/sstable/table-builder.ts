@@ -33,8 +33,8 @@
  * not two appends per block: a system call per 4 KiB block cost a tenth of a flush.
  */
 import { invalidArgument } from '../errors.js';
-import { HyperLogLog } from '../filter/hyperloglog.js';
 import type { FilterPolicy } from '../filter/policy.js';
+import { keyHash } from '../filter/ribbon-format.js';
 import { getFixed32 } from '../format/coding.js';
 import { bytewiseInternalComparator, type InternalKeyComparator } from '../format/internal-key-comparator.js';
 import { compareTrailers, INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js';
@@ -45,8 +45,9 @@ import { compressBlock, compressionTypeName, CompressionType, isSupportedCompres
 import { FilterBlockBuilder } from './filter-block.js';
 import { BlockHandle, Footer, footerFormatFor, MAX_BLOCK_HANDLE_LENGTH } from './footer.js';
 import { FullFilterBuilder } from './full-filter-block.js';
+import { addKeyHashToSketch, newKeySketch } from './key-sketch.js';
 import { encodeMetaindex, filterBlockName, type FilterScope, PROPERTIES_BLOCK_NAME } from './metaindex.js';
-import { encodeTableProperties, KEY_SKETCH_PRECISION, type TableProperties } from './table-properties.js';
+import { encodeTableProperties, type TableProperties } from './table-properties.js';
 
 /** LevelDB's default target for a data block's uncompressed size. */
 export const DEFAULT_BLOCK_SIZE = 4096;
@@ -96,7 +97,9 @@ export class TableBuilder {
   private readonly indexBlock = new BlockBuilder(1, 1024);
   private readonly blockFilter: FilterBlockBuilder | undefined;
   private readonly fullFilter: FullFilterBuilder | undefined;
-  private readonly sketch = new HyperLogLog(KEY_SKETCH_PRECISION);
+  private readonly sketch = newKeySketch();
+  /** The current user key's keyHash (key-sketch.ts). */
+  private readonly keyHash = new Int32Array(2);
 
   private state: State = 'open';
   private error: unknown;
@@ -233,8 +236,11 @@ export class TableBuilder {
       }
       if (newUserKey) {
         this.userKeys++;
-        this.sketch.addRange(key, keyStart, userEnd);
-        this.fullFilter?.addDistinctKey(key, keyStart, userEnd);
+        // One hash of the key for the sketch and (Ribbon) the whole-table filter.
+        const hash = this.keyHash;
+        keyHash(key, keyStart, userEnd, hash, 0);
+        addKeyHashToSketch(this.sketch, hash[0]!, hash[1]!);
+        this.fullFilter?.addDistinctKey(key, keyStart, userEnd, hash);
       }
       this.blockFilter?.addKey(key, keyStart, userEnd);
 

@@ -12,8 +12,10 @@
  *   .smallest.seq, .largest.seq                      varint64
  *   .filter.policy (policy name, '' for none), .filter.scope ('block' | 'table' | ''),
  *   .compression (the builder's option: 'none' | 'snappy' | 'lz4')   UTF-8 text
- *   .key.sketch                                      a serialized HyperLogLog (hyperloglog.ts) of
- *                                                    the table's user keys
+ *   sievekv.keysketch2                               a serialized HyperLogLog (hyperloglog.ts) of
+ *                                                    the table's user keys (key-sketch.ts)
+ *   .key.sketch                                      the same over MurmurHash3, written before
+ *                                                    keysketch2 (read, never written)
  *
  * Readers ignore names they do not know and fill absent ones with 0 / '' / undefined, so a
  * newer writer's extra properties and an older writer's missing ones both read.
@@ -53,7 +55,10 @@ export const PropertyName = {
   FILTER_POLICY: 'sievekv.filter.policy',
   FILTER_SCOPE: 'sievekv.filter.scope',
   COMPRESSION: 'sievekv.compression',
+  /** Written before `sievekv.keysketch2`: the key sketch over MurmurHash3 (read, never written). */
   KEY_SKETCH: 'sievekv.key.sketch',
+  /** The key sketch over `keyHash` (key-sketch.ts). */
+  KEY_SKETCH_2: 'sievekv.keysketch2',
 } as const;
 
 /** What a table says about itself. Counts are exact; the sketch estimates distinct user keys. */
@@ -77,8 +82,13 @@ export interface TableProperties {
   filterScope: FilterScope | 'both' | '';
   /** The compression the builder was asked for (blocks that did not shrink are stored raw). */
   compression: string;
-  /** HyperLogLog of the user keys; undefined if the table has none stored. */
+  /** HyperLogLog of the user keys (key-sketch.ts); undefined if the table has none stored. */
   keySketch: HyperLogLog | undefined;
+  /**
+   * The older sketch over MurmurHash3 (`sievekv.key.sketch`), of a table written before
+   * `keySketch` existed; it counts the table alone, and merges with no `keySketch`.
+   */
+  murmurKeySketch?: HyperLogLog | undefined;
 }
 
 const NUMBER_PROPERTIES = [
@@ -136,7 +146,7 @@ export function encodeTableProperties(props: TableProperties): Uint8Array {
     entries.push({ name: encoder.encode(name), value: encoder.encode(props[field]) });
   }
   if (props.keySketch !== undefined) {
-    entries.push({ name: encoder.encode(PropertyName.KEY_SKETCH), value: props.keySketch.serialize() });
+    entries.push({ name: encoder.encode(PropertyName.KEY_SKETCH_2), value: props.keySketch.serialize() });
   }
   entries.sort((a, b) => bytewiseComparator.compare(a.name, 0, a.name.length, b.name, 0, b.name.length));
   const builder = new BlockBuilder(1, 8192);
@@ -194,12 +204,15 @@ export function decodeTableProperties(block: Block): TableProperties {
       }
       continue;
     }
-    if (name === PropertyName.KEY_SKETCH) {
+    if (name === PropertyName.KEY_SKETCH_2 || name === PropertyName.KEY_SKETCH) {
+      let sketch: HyperLogLog;
       try {
-        props.keySketch = HyperLogLog.deserialize(it.value());
+        sketch = HyperLogLog.deserialize(it.value());
       } catch (cause) {
         throw corruption(`property ${name} is not a valid sketch`, { ...where, cause });
       }
+      if (name === PropertyName.KEY_SKETCH_2) props.keySketch = sketch;
+      else props.murmurKeySketch = sketch;
     }
   }
   return props;

@@ -131,8 +131,9 @@ function writeVerify(insp: TableInspection, shown: string, json: boolean, out: L
 // --- summary ------------------------------------------------------------------------------------
 
 function propertiesJson(p: TableProperties): Record<string, unknown> {
-  const { keySketch, ...rest } = p;
-  return { ...rest, keySketchEstimate: keySketch === undefined ? null : Math.round(keySketch.count()) };
+  const { keySketch, murmurKeySketch, ...rest } = p;
+  const sketch = keySketch ?? murmurKeySketch;
+  return { ...rest, keySketchEstimate: sketch === undefined ? null : Math.round(sketch.count()) };
 }
 
 function userKeyOf(internalKey: Uint8Array): Uint8Array {
