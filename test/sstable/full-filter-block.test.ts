@@ -2,9 +2,20 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FilterPolicy } from '../../src/filter/policy.js';
 import { RibbonFilterPolicy } from '../../src/filter/ribbon.js';
+import { keyHash } from '../../src/filter/ribbon-format.js';
 import { FullFilterBuilder } from '../../src/sstable/full-filter-block.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
+
+/** The same policy behind a plain FilterPolicy object: builders take the generic path (keys copied, one createFilter call). */
+function behindPlainObject(policy: RibbonFilterPolicy): FilterPolicy {
+  return {
+    name: policy.name,
+    createFilter: (keys) => policy.createFilter(keys),
+    keyMayMatch: (key, filter) => policy.keyMayMatch(key, filter),
+    newProbe: () => policy.newProbe(),
+  };
+}
 
 describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into rows as they are added)', () => {
   it("writes the very bytes the policy's createFilter gives through the generic path", () => {
@@ -15,12 +26,7 @@ describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into ro
     fc.assert(
       fc.property(keysArb, fc.integer({ min: 1, max: 24 }), fc.boolean(), (keys, bitsPerKey, sorted) => {
         const ribbon = new RibbonFilterPolicy(bitsPerKey);
-        const generic: FilterPolicy = {
-          name: ribbon.name,
-          createFilter: (ks) => ribbon.createFilter(ks),
-          keyMayMatch: (key, filter) => ribbon.keyMayMatch(key, filter),
-          newProbe: () => ribbon.newProbe(),
-        };
+        const generic = behindPlainObject(ribbon);
         const list = sorted ? [...keys].sort(Buffer.compare) : keys;
         const fast = new FullFilterBuilder(ribbon);
         const slow = new FullFilterBuilder(generic);
@@ -39,7 +45,7 @@ describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into ro
     );
   });
 
-  it('addDistinctKey, given no key equal to the one before it, builds what addKey builds, on both paths', () => {
+  it('addDistinctKey, given no key equal to the one before it (with or without its keyHash), builds what addKey builds, on both paths', () => {
     // The table builder knows whether a user key is new and calls addDistinctKey: the bytes and
     // the key count must be those of addKey, for the Ribbon rows and for the generic (copying) path.
     const keysArb = fc.array(fc.uint8Array({ maxLength: 12, max: 2 }), { maxLength: 200 });
@@ -47,23 +53,24 @@ describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into ro
       fc.property(keysArb, fc.integer({ min: 1, max: 20 }), (raw, bitsPerKey) => {
         const keys = [...raw].sort(Buffer.compare).filter((k, i, all) => i === 0 || Buffer.compare(k, all[i - 1]!) !== 0);
         const ribbon = new RibbonFilterPolicy(bitsPerKey);
-        const generic: FilterPolicy = {
-          name: ribbon.name,
-          createFilter: (ks) => ribbon.createFilter(ks),
-          keyMayMatch: (key, filter) => ribbon.keyMayMatch(key, filter),
-          newProbe: () => ribbon.newProbe(),
-        };
-        for (const policy of [ribbon, generic]) {
+        for (const policy of [ribbon, behindPlainObject(ribbon)]) {
           const checked = new FullFilterBuilder(policy);
           const distinct = new FullFilterBuilder(policy);
+          // As the table builder calls it: with the key's keyHash, which the Ribbon path uses.
+          const hashed = new FullFilterBuilder(policy);
+          const hash = new Int32Array(2);
           for (const key of keys) {
             const padded = new Uint8Array(key.length + 2);
             padded.set(key, 1);
             checked.addKey(padded, 1, 1 + key.length);
             distinct.addDistinctKey(padded, 1, 1 + key.length);
+            keyHash(padded, 1, 1 + key.length, hash, 0);
+            hashed.addDistinctKey(padded, 1, 1 + key.length, hash);
           }
           expect(distinct.keyCount).toBe(keys.length);
-          expect(hex(distinct.finish())).toBe(hex(checked.finish()));
+          const expected = hex(checked.finish());
+          expect(hex(distinct.finish())).toBe(expected);
+          expect(hex(hashed.finish())).toBe(expected);
         }
       }),
       { numRuns: 200 },
