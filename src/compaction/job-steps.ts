@@ -4,8 +4,9 @@
  * Why: lz4-napi returns every compressed block in a native buffer whose memory Node frees only
  * from the event loop (the finalizers of native buffers run in an immediate callback). A flush or
  * merge written as one synchronous loop turned its worker's event loop only when it ended, so
- * every block it compressed stayed allocated until then: a merge writing 30 MB held about that
- * much more, and its process's resident memory kept the high-water mark (BENCHMARKS.md).
+ * every block it compressed stayed allocated until then, and each new block landed on fresh
+ * pages: 1,000,000 batched writes and as many overwrites peaked 45 MB higher in RSS, and a
+ * block's compression cost up to twice as much (BENCHMARKS.md, issue 10 session 6).
  *
  * A job's loop is a generator that yields every STEP_ENTRIES entries. `runSteps` drives it to the
  * end at once (jobs run on the database's thread, which may not yield: a synchronous writer waits
