@@ -5,15 +5,17 @@
  *
  *   npm run build && node dist/bench/merge.js
  *
- * Setup: four level-0 tables of 35,000 seeded random db_bench keys each (`%016d` of a number below
- * 1,000,000; 100-byte half-compressible values) and five level-1 tables holding 140,000 more, the
+ * Setup: five level-1 tables holding about 130,000 distinct seeded random db_bench keys (`%016d` of
+ * a number below 1,000,000; 100-byte half-compressible values), then four level-0 tables of 35,000
+ * more each (newer sequence numbers, as in a database), the
  * default table options (lz4, Bloom block filter, Ribbon table filter, 4 KiB blocks), in a temporary
  * directory. Each round merges them all into level 1 (2 MiB outputs), as a worker does: the merge's
  * steps with a turn of the event loop between them (compaction/job-steps.ts). Prints, per round,
- * CPU and wall time per input entry (about 268,000 of them); the first rounds warm the JIT up.
+ * CPU and wall time per input entry; the first rounds warm the JIT up.
  */
+import { execSync } from 'node:child_process';
 import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compactionSteps } from '../src/compaction/compaction.js';
 import { runStepsYielding } from '../src/compaction/job-steps.js';
@@ -58,9 +60,21 @@ function writeTable(number: number, keys: number[]): FileMetaData {
 }
 
 const randomKeys = (n: number): number[] => Array.from({ length: n }, () => random.nextUint32() % 1_000_000);
+// Level 1 first, so its entries are older than level 0's, as in a database; its keys distinct
+// before they are cut into files, so no two level-1 files share a key.
+const lowerKeys = [...new Set(randomKeys(140_000))].sort((a, b) => a - b);
+const perFile = Math.ceil(lowerKeys.length / 5);
+const lower = [0, 1, 2, 3, 4].map((i) => writeTable(10 + i, lowerKeys.slice(i * perFile, (i + 1) * perFile)));
 const upper = [1, 2, 3, 4].map((n) => writeTable(n, randomKeys(35_000)));
-const lowerKeys = randomKeys(140_000).sort((a, b) => a - b);
-const lower = [0, 1, 2, 3, 4].map((i) => writeTable(10 + i, lowerKeys.slice(i * 28_000, (i + 1) * 28_000)));
+
+let commit = 'unknown';
+try {
+  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+} catch {
+  // not a git checkout
+}
+console.log(`bench/merge: one level-0 merge (4 level-0 + 5 level-1 tables) per round, stepped as on a worker`);
+console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, load ${loadavg()[0]!.toFixed(2)}, commit ${commit}`);
 
 let nextNumber = 100;
 try {

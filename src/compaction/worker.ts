@@ -1,7 +1,7 @@
 /**
  * The background worker thread: runs flush and compaction jobs (jobs.ts) with the real file
- * system and posts each result, or its error, back on the port it was given. Stateless between
- * jobs; the database's thread decides everything and installs the results.
+ * system and posts each result, or its error, back on the port it was given. Keeps nothing of a
+ * job once it has answered; the database's thread decides everything and installs the results.
  *
  * Its first message says it is ready (runner.ts WorkerReady): the runner posts jobs only then, so
  * a worker that fails to start has run none of them.
@@ -28,6 +28,14 @@ async function run(message: JobMessage): Promise<void> {
 }
 
 parentPort!.on('message', (message: JobMessage) => {
-  previous = previous.then(() => run(message));
+  // `run` answers every error itself; one it could not answer (postMessage failing) ends the
+  // worker as an uncaught exception, and the runner fails its jobs and starts a new one.
+  previous = previous
+    .then(() => run(message))
+    .catch((err: unknown) => {
+      setImmediate(() => {
+        throw err;
+      });
+    });
 });
 port.postMessage({ ready: true } satisfies WorkerReady);

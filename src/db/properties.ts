@@ -49,13 +49,13 @@ export function levelTotals(db: DBImpl, region?: number): (LevelFigures & { micr
   return out;
 }
 
-/**
- * Sketches of tables that carry none under the key hash (LevelDB's; sievekv's written before
- * `sievekv.keysketch2`, whose MurmurHash3 sketch does not merge), by region and file number: a
- * scan each, once.
- */
+/** Sketches of tables that carry none (LevelDB-made), by region and file number: a scan each, once. */
 const scannedSketches = new WeakMap<DBImpl, Map<string, HyperLogLog>>();
 
+/**
+ * The table's key sketch under the key hash: its own, or for a table without one (LevelDB-made) a
+ * sketch made by scanning it, once per process.
+ */
 function sketchOf(db: DBImpl, region: number, file: FileMetaData): HyperLogLog | undefined {
   const props = db.tables[region]!.cache.findTable(file.number, file.fileSize).properties;
   if (props?.keySketch !== undefined) return props.keySketch;
@@ -95,10 +95,14 @@ export function writeAmplification(db: DBImpl): number {
  * Distinct user keys, estimated by merging the HyperLogLog sketches every table carries with a
  * sketch of the memtables' keys — not a sum of entry counts, which counts a key once per version
  * and per file. A table without a sketch (LevelDB-made) is scanned once for one. Deleted keys
- * still count until compaction drops them, as in RocksDB's estimate.
+ * still count until compaction drops them, as in RocksDB's estimate. Tables written before
+ * `sievekv.keysketch2` carry sketches under another hash: those merge among themselves and their
+ * count is added (a key both in such a table and elsewhere counts twice until compaction rewrites
+ * the table), rather than every such table being read whole.
  */
 export function estimateNumKeys(db: DBImpl, region?: number): number {
   const sketch = newKeySketch();
+  let legacy: HyperLogLog | undefined;
   const v = db.versions.current;
   db.regions.forEach((r, i) => {
     if (region !== undefined && i !== region) return;
@@ -109,12 +113,18 @@ export function estimateNumKeys(db: DBImpl, region?: number): number {
     }
     for (let level = 0; level < NUM_LEVELS; level++) {
       for (const f of v.files(i, level)) {
+        const props = db.tables[i]!.cache.findTable(f.number, f.fileSize).properties;
+        const old = props?.keySketch === undefined ? props?.murmurKeySketch : undefined;
+        if (old !== undefined) {
+          (legacy ??= new HyperLogLog(old.precision)).merge(old);
+          continue;
+        }
         const s = sketchOf(db, i, f);
         if (s !== undefined) sketch.merge(s);
       }
     }
   });
-  return Math.round(sketch.count());
+  return Math.round(sketch.count()) + (legacy === undefined ? 0 : Math.round(legacy.count()));
 }
 
 /** Per-region figures for `sievekv.regions`, so the skew of a router's split is visible. */

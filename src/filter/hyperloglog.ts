@@ -99,8 +99,8 @@ export class HyperLogLog {
    * Adds a key already hashed: `hashLo`, `hashHi` are the low and high 32 bits of h1 of
    * MurmurHash3 x64_128 (seed 0) of the key, i.e. `out[0]`, `out[1]` of `murmur3_x64_128Into`
    * (as unsigned or int32 numbers: only their bits count). Any other hash makes the sketch
-   * unmergeable with those built by `add` — table key sketches use one (sstable/key-sketch.ts)
-   * and merge only with each other.
+   * unmergeable with those built by `add`; sketches built with one other hash merge with each
+   * other (the database's table key sketches do so).
    */
   addHash(hashLo: number, hashHi: number): void {
     const p = this.#p;

@@ -7,8 +7,9 @@
  *
  * Tables written before it carry `sievekv.key.sketch`, the same HyperLogLog over MurmurHash3
  * x64_128 (the standalone `HyperLogLog`'s hash), 3-4 times as costly per key in JavaScript. The
- * two cannot be merged (different hashes fill different registers): the database counts such a
- * table's keys again under this hash, once, as it does a LevelDB table's (db/properties.ts).
+ * two cannot be merged (different hashes fill different registers): the database merges the old
+ * sketches among themselves and adds their count to the new ones' (db/properties.ts), so a key in
+ * both an old and a new table counts twice until compaction rewrites the old one.
  *
  * Persisted through every table's sketch: never change the hash, the precision or the word order.
  */

@@ -25,8 +25,9 @@
  * max) to estimate distinct user keys across files, e.g. to see how much a compaction would
  * shrink. Precision 14 (0.8%, 16 KiB) would cost a 2 MiB table 0.8% of its size for an estimate
  * that only steers heuristics; 12 keeps the cost ≈ 0.2%, and small tables are counted almost
- * exactly by HyperLogLog's linear-counting range anyway. Sketches merge only at equal precision,
- * so every table sievekv writes uses `KEY_SKETCH_PRECISION`.
+ * exactly by HyperLogLog's linear-counting range anyway. Sketches merge only at equal precision
+ * and under the same hash, so every table sievekv writes uses `KEY_SKETCH_PRECISION` and
+ * key-sketch.ts's hash.
  */
 import { corruption } from '../errors.js';
 import { HyperLogLog } from '../filter/hyperloglog.js';

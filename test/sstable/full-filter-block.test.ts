@@ -77,6 +77,16 @@ describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into ro
     );
   });
 
+  it('refuses a mix of addKey and addDistinctKey in one builder', () => {
+    const key = new Uint8Array([1, 2]);
+    const checked = new FullFilterBuilder(new RibbonFilterPolicy(10));
+    checked.addKey(key, 0, 2);
+    expect(() => checked.addDistinctKey(key, 0, 1)).toThrow(/addDistinctKey after addKey/);
+    const distinct = new FullFilterBuilder(new RibbonFilterPolicy(10));
+    distinct.addDistinctKey(key, 0, 2);
+    expect(() => distinct.addKey(key, 0, 1)).toThrow(/addKey after addDistinctKey/);
+  });
+
   it('leaves a subclass of the policy to its own createFilter', () => {
     class Counting extends RibbonFilterPolicy {
       calls = 0;
