@@ -53,12 +53,10 @@ export function levelTotals(db: DBImpl, region?: number): (LevelFigures & { micr
 const scannedSketches = new WeakMap<DBImpl, Map<string, HyperLogLog>>();
 
 /**
- * The table's key sketch under the key hash: its own, or for a table without one (LevelDB-made) a
- * sketch made by scanning it, once per process.
+ * The key sketch, under the key hash, of a table that carries no sketch (LevelDB-made): made by
+ * scanning it, once per process.
  */
-function sketchOf(db: DBImpl, region: number, file: FileMetaData): HyperLogLog | undefined {
-  const props = db.tables[region]!.cache.findTable(file.number, file.fileSize).properties;
-  if (props?.keySketch !== undefined) return props.keySketch;
+function scannedSketchOf(db: DBImpl, region: number, file: FileMetaData): HyperLogLog {
   let cache = scannedSketches.get(db);
   if (cache === undefined) scannedSketches.set(db, (cache = new Map()));
   const id = `${region}/${file.number}`;
@@ -114,13 +112,9 @@ export function estimateNumKeys(db: DBImpl, region?: number): number {
     for (let level = 0; level < NUM_LEVELS; level++) {
       for (const f of v.files(i, level)) {
         const props = db.tables[i]!.cache.findTable(f.number, f.fileSize).properties;
-        const old = props?.keySketch === undefined ? props?.murmurKeySketch : undefined;
-        if (old !== undefined) {
-          (legacy ??= new HyperLogLog(old.precision)).merge(old);
-          continue;
-        }
-        const s = sketchOf(db, i, f);
-        if (s !== undefined) sketch.merge(s);
+        if (props?.keySketch !== undefined) sketch.merge(props.keySketch);
+        else if (props?.murmurKeySketch !== undefined) (legacy ??= new HyperLogLog(props.murmurKeySketch.precision)).merge(props.murmurKeySketch);
+        else sketch.merge(scannedSketchOf(db, i, f));
       }
     }
   });

@@ -193,7 +193,6 @@ export function checkBatch(rep: Uint8Array, file?: string, offset = 0): number {
 
 /** Fields per entry in `BatchEntries.fields`. */
 export const BATCH_ENTRY_FIELDS = 5;
-const FIELDS = BATCH_ENTRY_FIELDS;
 
 /**
  * A batch's entries as offsets into its encoding, for applying it without a view or an object
@@ -203,7 +202,7 @@ const FIELDS = BATCH_ENTRY_FIELDS;
  */
 export class BatchEntries {
   count = 0;
-  fields = new Int32Array(FIELDS * 64);
+  fields = new Int32Array(BATCH_ENTRY_FIELDS * 64);
 
   /**
    * Decodes `rep`, checking it as it goes with checkBatch's rules and messages; CORRUPTION before
@@ -216,13 +215,13 @@ export class BatchEntries {
     reader.reset(rep, BATCH_HEADER_SIZE, rep.length, file, offset);
     let fields = this.fields;
     let found = 0;
-    for (let f = 0; reader.remaining > 0; found++, f += FIELDS) {
+    for (let f = 0; reader.remaining > 0; found++, f += BATCH_ENTRY_FIELDS) {
       const type = reader.byte();
       if (type !== ValueType.VALUE && type !== ValueType.DELETION) reader.fail(`unknown write batch tag ${type}`, reader.pos - 1);
       const keyLen = reader.varint32();
       if (keyLen > reader.remaining) reader.fail('write batch key runs past the record');
       // Grown by what is present, never by the header's count: an entry takes 2 bytes or more.
-      if (f + FIELDS > fields.length) {
+      if (f + BATCH_ENTRY_FIELDS > fields.length) {
         const grown = new Int32Array(fields.length * 2);
         grown.set(fields);
         fields = this.fields = grown;

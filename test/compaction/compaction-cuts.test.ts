@@ -5,6 +5,7 @@
  * first key).
  */
 import { describe, expect, it } from 'vitest';
+import { levelZeroMerge } from '../support/compaction-task.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { encodeInternalKey, readSequence, ValueType } from '../../src/format/internal-key.js';
 import { compareBytes } from '../../src/format/bytes.js';
@@ -48,25 +49,7 @@ function userKeys(fs: MemFileSystem, meta: FileMetaData): string[] {
 }
 
 function task(upper: FileMetaData[], overrides: Partial<CompactionTask>): CompactionTask {
-  return {
-    dir: DIR,
-    outputLevel: 1,
-    upper,
-    upperIsLevel0: true,
-    lower: [],
-    grandparents: [],
-    deeper: [],
-    snapshots: [],
-    outputNumbers: [100, 101, 102, 103, 104, 105, 106, 107],
-    maxFileSize: 1024,
-    blockSize: 256,
-    blockRestartInterval: 16,
-    compression: CompressionType.NONE,
-    filterPolicy: null,
-    filterScope: 'block',
-    verifyChecksums: true,
-    ...overrides,
-  };
+  return levelZeroMerge(DIR, upper, overrides);
 }
 
 const value = (n: number, fill: number): Uint8Array => new Uint8Array(n).fill(fill);

@@ -6,6 +6,7 @@
  * steps still abandons the job and removes its files.
  */
 import { describe, expect, it } from 'vitest';
+import { levelZeroMerge } from '../support/compaction-task.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
 import { MemTable } from '../../src/memtable/memtable.js';
@@ -50,23 +51,13 @@ function setUp(): { fs: MemFileSystem; flush: Job; merge: Job } {
   const merge: Job = {
     kind: 'compact',
     shape,
-    task: {
-      dir: DIR,
-      outputLevel: 1,
-      upper,
-      upperIsLevel0: true,
-      lower: [],
-      grandparents: [],
-      deeper: [],
-      snapshots: [],
+    task: levelZeroMerge(DIR, upper, {
       outputNumbers: [10, 11, 12, 13, 14, 15, 16, 17],
       maxFileSize: 64 * 1024,
       blockSize: 1024,
-      blockRestartInterval: 16,
       compression: CompressionType.LZ4,
       filterScope: 'both',
-      verifyChecksums: true,
-    },
+    }),
   };
   return { fs, flush, merge };
 }

@@ -4,6 +4,7 @@
  * answer every job still to run that way once they are closed.
  */
 import { describe, expect, it } from 'vitest';
+import { levelZeroMerge } from '../support/compaction-task.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
 import { MemTable } from '../../src/memtable/memtable.js';
@@ -35,24 +36,11 @@ function setUp(): { fs: MemFileSystem; task: CompactionTask } {
   const fs = new MemFileSystem();
   fs.mkdir(DIR);
   const upper = [inputTable(fs, 2, 0), inputTable(fs, 1, 1)];
-  const task: CompactionTask = {
-    dir: DIR,
-    outputLevel: 1,
-    upper,
-    upperIsLevel0: true,
-    lower: [],
-    grandparents: [],
-    deeper: [],
-    snapshots: [],
+  const task = levelZeroMerge(DIR, upper, {
     outputNumbers: [10, 11, 12, 13, 14, 15, 16, 17],
     maxFileSize: 16 * 1024, // several outputs: the flag is seen after some are finished
     blockSize: 1024,
-    blockRestartInterval: 16,
-    compression: CompressionType.NONE,
-    filterPolicy: null,
-    filterScope: 'block',
-    verifyChecksums: true,
-  };
+  });
   return { fs, task };
 }
 
