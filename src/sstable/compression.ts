@@ -7,11 +7,12 @@
  *             (raw, not framed).
  *   4 lz4     RocksDB's kLZ4Compression with format_version >= 2: varint32 uncompressed length,
  *             then one raw LZ4 block (no frame). RocksDB reads it in a table whose footer says
- *             format_version 2, as LZ4 tables' footers do (footer.ts); LevelDB cannot. Through
- *             lz4-napi, whose compressSync / uncompressSync speak a raw LZ4 block behind a 4-byte
- *             little-endian length: on write the varint replaces that prefix in place (no copy
- *             for blocks under 256 MiB); on read the compressed bytes are copied once behind a
- *             4-byte prefix.
+ *             format_version 2, as LZ4 tables' footers do (footer.ts); LevelDB cannot.
+ *             Compressed by lz4-napi, whose compressSync speaks a raw LZ4 block behind a 4-byte
+ *             little-endian length: the varint replaces that prefix in place (no copy for blocks
+ *             under 256 MiB). Decoded by our WebAssembly decoder (lz4-wasm.ts) into bytes from the
+ *             block arena (block-arena.ts); blocks over WASM_MAX_BYTES, or a Node without
+ *             WebAssembly, go to lz4-napi's uncompressSync behind the same 4-byte prefix.
  *
  * Other LevelDB/RocksDB types (2 zstd in LevelDB / zlib in RocksDB, 3 bzip2, 5 lz4hc, 7 zstd)
  * are NOT_SUPPORTED. Decompression never trusts the stored length: it must be at most
@@ -25,6 +26,8 @@ import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressS
 import { corruption, notSupported } from '../errors.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import { ByteReader, putVarint32, varint32Length } from '../format/varint.js';
+import { allocateBlockBytes } from './block-arena.js';
+import { type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
 
 /** Persisted: the compression type byte of block trailers. Never renumber. */
 export const CompressionType = {
@@ -113,7 +116,7 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
 
 /**
  * The uncompressed contents of a block stored with trailer type `type`. For NONE, `bytes`
- * itself; otherwise a new owned plain Uint8Array (never a Buffer). `file` and `offset` (the block's file offset) name the
+ * itself; otherwise new owned plain Uint8Array bytes (never a Buffer). `file` and `offset` (the block's file offset) name the
  * block in errors. CORRUPTION for bad data, NOT_SUPPORTED for a type this build cannot read.
  */
 export function decompressBlock(
@@ -142,20 +145,15 @@ export function decompressBlock(
     case CompressionType.LZ4: {
       const reader = new ByteReader(bytes);
       const declared = readDeclaredSize(bytes, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * bytes.length + 64, reader);
+      const wasm = lz4WasmDecoder();
+      if (wasm !== undefined && bytes.length + declared <= WASM_MAX_BYTES) {
+        return decodeLz4InWasm(wasm, bytes, reader.pos, bytes.length, declared, file, offset);
+      }
       const body = bytes.length - reader.pos;
       const framed = Buffer.allocUnsafe(4 + body);
       putFixed32(framed, 0, declared);
       framed.set(bytes.subarray(reader.pos), 4);
-      let out: Buffer;
-      try {
-        out = lz4UncompressSync(framed);
-      } catch (cause) {
-        throw corruption('corrupted lz4 compressed block contents', { file, offset, cause });
-      }
-      if (out.length !== declared) {
-        throw corruption(`lz4 block decompressed to ${out.length} bytes, header says ${declared}`, { file, offset });
-      }
-      return plain(out);
+      return checkedLz4Napi(framed, declared, file, offset);
     }
     default:
       throw notSupported(`block compression type ${compressionTypeName(type)} is not supported`, { file, offset });
@@ -165,9 +163,9 @@ export function decompressBlock(
 /**
  * As `decompressBlock`, for a block read into a reusable scratch buffer: `bytes` =
  * `scratch[start, start + size)` with at least 4 spare bytes before `start`, which this may
- * overwrite together with the block's varint header. The result never aliases `scratch`: NONE is
- * copied out, LZ4 hands lz4-napi its 4-byte length prefix written in place over the varint header
- * (no framing copy), snappy reads the view. The caller verified the checksum before.
+ * overwrite together with the block's varint header (lz4-napi's 4-byte length prefix goes there,
+ * so the napi path makes no framing copy). The result never aliases `scratch`: NONE is copied out,
+ * LZ4 decoded into new bytes. The caller verified the checksum before.
  */
 export function decompressBlockInScratch(
   type: number,
@@ -178,18 +176,58 @@ export function decompressBlockInScratch(
   offset?: number,
   maxSize: number = DEFAULT_MAX_UNCOMPRESSED_BLOCK_SIZE,
 ): Uint8Array {
-  if (type === CompressionType.NONE) return new Uint8Array(scratch.subarray(start, start + size));
+  if (type === CompressionType.NONE) {
+    const contents = allocateBlockBytes(size);
+    contents.set(scratch.subarray(start, start + size));
+    return contents;
+  }
   if (type !== CompressionType.LZ4) return decompressBlock(type, scratch.subarray(start, start + size), file, offset, maxSize);
   const bytes = scratch.subarray(start, start + size);
   const reader = new ByteReader(bytes);
   const declared = readDeclaredSize(bytes, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * size + 64, reader);
+  const bodyStart = start + reader.pos;
+  const wasm = lz4WasmDecoder();
+  if (wasm !== undefined && size + declared <= WASM_MAX_BYTES) {
+    return decodeLz4InWasm(wasm, scratch, bodyStart, start + size, declared, file, offset);
+  }
   // lz4-napi takes a 4-byte little-endian length then the raw block: write it to end where the
   // body starts, over the varint header (1..5 bytes) and the spare bytes before it.
-  const bodyStart = start + reader.pos;
   putFixed32(scratch, bodyStart - 4, declared);
+  return checkedLz4Napi(scratch.subarray(bodyStart - 4, start + size), declared, file, offset);
+}
+
+/**
+ * The raw LZ4 block `bytes[bodyStart, bodyEnd)` decoded by the WebAssembly module (lz4-wasm.ts)
+ * into new bytes from the block arena. Requires `bodyEnd - bodyStart + declared <= WASM_MAX_BYTES`.
+ */
+function decodeLz4InWasm(
+  wasm: Lz4WasmDecoder,
+  bytes: Uint8Array,
+  bodyStart: number,
+  bodyEnd: number,
+  declared: number,
+  file: string | undefined,
+  offset: number | undefined,
+): Uint8Array {
+  const memory = wasm.bytes;
+  const bodyLength = bodyEnd - bodyStart;
+  memory.set(bytes.subarray(bodyStart, bodyEnd), 0);
+  const dst = (bodyLength + SLACK + 7) & ~7;
+  const written = wasm.decode(0, bodyLength, dst, dst + declared);
+  if (written < 0) throw corruption('corrupted lz4 compressed block contents', { file, offset });
+  if (written !== declared) {
+    throw corruption(`lz4 block decompressed to ${written} bytes, header says ${declared}`, { file, offset });
+  }
+  const contents = allocateBlockBytes(declared);
+  contents.set(memory.subarray(dst, dst + declared));
+  return contents;
+}
+
+/** lz4-napi's decoding of `framed` (4-byte length, raw block), checked to give `declared` bytes. */
+function checkedLz4Napi(framed: Buffer, declared: number, file: string | undefined, offset: number | undefined): Uint8Array {
   let out: Buffer;
   try {
-    out = lz4UncompressSync(scratch.subarray(bodyStart - 4, start + size));
+    out = lz4UncompressSync(framed);
   } catch (cause) {
     throw corruption('corrupted lz4 compressed block contents', { file, offset, cause });
   }

@@ -1,0 +1,246 @@
+/**
+ * An LZ4 block decoder in WebAssembly, assembled here from the listing below (no binary is
+ * shipped and no toolchain is needed). Read path only: lz4-napi still compresses, and still
+ * decodes what this does not take (blocks over WASM_MAX_BYTES, or a Node without WebAssembly).
+ *
+ * Why: a 4 KiB data block of db_bench data decodes in ~0.5 µs here, where lz4-napi's
+ * `uncompressSync` takes 2.5-3 µs, most of it in the fresh Buffer (an off-heap allocation the
+ * garbage collector then tracks) it returns for every block; with the GC pressure of a point-read
+ * loop, 4.5 µs per block was measured (sievekv.stats blockDecompressMicros).
+ *
+ * The format is LZ4's raw block (lz4_Block_format.md): sequences of a token (high nibble: literal
+ * count, low nibble: match length - 4; 15 means more length bytes follow, each added, until one
+ * is not 255), the literals, a 2-byte little-endian match offset (not 0, not before the output's
+ * start) and the match's extra length bytes. The last sequence ends after its literals, exactly at
+ * the end of the input.
+ *
+ * Contract of `decode(src, srcEnd, dst, dstEnd)` (addresses in the module's memory): returns the
+ * number of bytes written at `dst`, or -1 for input that is not a well-formed block or would write
+ * past `dstEnd`. It reads at most 8 bytes past `srcEnd` and writes at most 8 past `dstEnd` (copies
+ * go 8 bytes at a time), so callers leave SLACK bytes after both regions; a match whose offset is
+ * under 8 overlaps its own output and is copied byte by byte. Every length is checked against the
+ * bytes left in both regions before a copy, so no input, however corrupt, reads or writes outside
+ * them.
+ */
+
+/** Bytes a caller leaves after the input and after the output region (the copies' overrun). */
+export const SLACK = 16;
+
+/** Inputs plus outputs up to this size go through the module; larger blocks to lz4-napi. */
+export const WASM_MAX_BYTES = 1024 * 1024;
+
+const PAGE = 64 * 1024;
+
+// WebAssembly opcodes and type codes used by the listing (WebAssembly core spec, section 5.4).
+const I32 = 0x7f;
+const VOID = 0x40;
+const BLOCK = 0x02;
+const LOOP = 0x03;
+const IF = 0x04;
+const ELSE = 0x05;
+const END = 0x0b;
+const BR = 0x0c;
+const BR_IF = 0x0d;
+const RETURN = 0x0f;
+const LOCAL_GET = 0x20;
+const LOCAL_SET = 0x21;
+const LOCAL_TEE = 0x22;
+const I64_LOAD = [0x29, 0, 0]; // alignment hint 2^0, offset 0: unaligned loads are legal
+const I32_LOAD8_U = [0x2d, 0, 0];
+const I32_LOAD16_U = [0x2f, 0, 0];
+const I64_STORE = [0x37, 0, 0];
+const I32_STORE8 = [0x3a, 0, 0];
+const I32_CONST = 0x41;
+const I32_EQZ = 0x45;
+const I32_EQ = 0x46;
+const I32_LT_U = 0x49;
+const I32_GT_U = 0x4b;
+const I32_GE_U = 0x4f;
+const I32_ADD = 0x6a;
+const I32_SUB = 0x6b;
+const I32_AND = 0x71;
+const I32_SHR_U = 0x76;
+
+// The function's parameters, then its locals (all i32).
+const SRC = 0;
+const SRC_END = 1;
+const DST = 2;
+const DST_END = 3;
+const TOKEN = 4;
+const LEN = 5;
+const BYTE = 6;
+const FROM = 7;
+const DST_START = 8;
+const COPY_END = 9;
+const OFFSET = 10;
+const LOCALS = 7;
+
+const get = (local: number): number[] => [LOCAL_GET, local];
+const set = (local: number): number[] => [LOCAL_SET, local];
+const constant = (n: number): number[] => [I32_CONST, ...sleb128(n)];
+const addTo = (local: number, n: number): number[] => [...get(local), ...constant(n), I32_ADD, ...set(local)];
+/** Pushes `a - b` of two locals. */
+const difference = (a: number, b: number): number[] => [...get(a), ...get(b), I32_SUB];
+
+/**
+ * Adds length bytes to LEN until one is not 255. `fail` is the branch depth of the failure block
+ * where this code is placed; inside the loop it is one deeper.
+ */
+function lengthBytes(fail: number): number[] {
+  return [
+    LOOP, VOID,
+    ...get(SRC), ...get(SRC_END), I32_GE_U, BR_IF, fail + 1, // no byte left
+    ...get(SRC), ...I32_LOAD8_U, LOCAL_TEE, BYTE, ...get(LEN), I32_ADD, ...set(LEN),
+    ...addTo(SRC, 1),
+    ...get(LEN), ...difference(DST_END, DST), I32_GT_U, BR_IF, fail + 1, // longer than the room left
+    ...get(BYTE), ...constant(255), I32_EQ, BR_IF, 0,
+    END,
+  ];
+}
+
+/** Copies [FROM, FROM + n) to [DST, COPY_END) 8 bytes at a time; DST ends past COPY_END. */
+function copyWords(): number[] {
+  return [
+    LOOP, VOID,
+    ...get(DST), ...get(FROM), ...I64_LOAD, ...I64_STORE,
+    ...addTo(FROM, 8),
+    ...get(DST), ...constant(8), I32_ADD, LOCAL_TEE, DST, ...get(COPY_END), I32_LT_U, BR_IF, 0,
+    END,
+  ];
+}
+
+// prettier-ignore
+const DECODE_BODY = [
+  ...get(DST), ...set(DST_START),
+  BLOCK, VOID, // the failure block: a branch to it returns -1
+  LOOP, VOID, // one sequence per turn; the failure block is at depth 1 here
+  // The token and the literal count.
+  ...get(SRC), ...get(SRC_END), I32_GE_U, BR_IF, 1,
+  ...get(SRC), ...I32_LOAD8_U, LOCAL_TEE, TOKEN, ...constant(4), I32_SHR_U, ...set(LEN),
+  ...addTo(SRC, 1),
+  ...get(LEN), ...constant(15), I32_EQ, IF, VOID, ...lengthBytes(2), END,
+  // The literals: they must lie within the input and fit the output.
+  ...get(LEN), ...difference(SRC_END, SRC), I32_GT_U, BR_IF, 1,
+  ...get(LEN), ...difference(DST_END, DST), I32_GT_U, BR_IF, 1,
+  ...get(DST), ...get(LEN), I32_ADD, ...set(COPY_END),
+  ...get(SRC), ...set(FROM),
+  ...copyWords(),
+  ...get(SRC), ...get(LEN), I32_ADD, ...set(SRC),
+  ...get(COPY_END), ...set(DST),
+  // The input ends after the last sequence's literals.
+  ...get(SRC), ...get(SRC_END), I32_EQ, IF, VOID, ...difference(DST, DST_START), RETURN, END,
+  // The match: its offset (2 bytes, not 0, not before the output's start) and its length.
+  ...difference(SRC_END, SRC), ...constant(2), I32_LT_U, BR_IF, 1,
+  ...get(SRC), ...I32_LOAD16_U, LOCAL_TEE, OFFSET, I32_EQZ, BR_IF, 1,
+  ...get(OFFSET), ...difference(DST, DST_START), I32_GT_U, BR_IF, 1,
+  ...addTo(SRC, 2),
+  ...get(TOKEN), ...constant(15), I32_AND, LOCAL_TEE, LEN, ...constant(15), I32_EQ, IF, VOID, ...lengthBytes(2), END,
+  ...get(LEN), ...constant(4), I32_ADD, LOCAL_TEE, LEN, ...difference(DST_END, DST), I32_GT_U, BR_IF, 1,
+  ...get(DST), ...get(LEN), I32_ADD, ...set(COPY_END),
+  ...difference(DST, OFFSET), ...set(FROM),
+  ...get(OFFSET), ...constant(8), I32_GE_U,
+  IF, VOID,
+  // 8 bytes back or more: each word read is already written.
+  ...copyWords(),
+  ELSE,
+  // Closer: the match repeats its own output, byte by byte.
+  LOOP, VOID,
+  ...get(DST), ...get(FROM), ...I32_LOAD8_U, ...I32_STORE8,
+  ...addTo(FROM, 1),
+  ...get(DST), ...constant(1), I32_ADD, LOCAL_TEE, DST, ...get(COPY_END), I32_LT_U, BR_IF, 0,
+  END,
+  END,
+  ...get(COPY_END), ...set(DST),
+  BR, 0,
+  END, // the sequence loop
+  END, // the failure block
+  ...constant(-1),
+  END,
+];
+
+function uleb128(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (n !== 0);
+  return out;
+}
+
+function sleb128(n: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+function vector(items: number[][]): number[] {
+  return [...uleb128(items.length), ...items.flat()];
+}
+
+function section(id: number, contents: number[]): number[] {
+  return [id, ...uleb128(contents.length), ...contents];
+}
+
+function name(s: string): number[] {
+  return [...uleb128(s.length), ...Array.from(s, (c) => c.charCodeAt(0))];
+}
+
+/** The module: one memory (exported as "memory") and `decode` (exported as "decode"). */
+function moduleBytes(pages: number): Uint8Array {
+  const code = [...vector([[...uleb128(LOCALS), I32]]), ...DECODE_BODY];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+    ...section(1, vector([[0x60, ...vector([[I32], [I32], [I32], [I32]]), ...vector([[I32]])]])), // type: (i32 x4) -> i32
+    ...section(3, vector([[0]])), // function 0 has type 0
+    ...section(5, vector([[0x00, ...uleb128(pages)]])), // memory: `pages` pages, no maximum
+    ...section(7, vector([[...name('memory'), 0x02, 0], [...name('decode'), 0x00, 0]])),
+    ...section(10, vector([[...uleb128(code.length), ...code]])),
+  ]);
+}
+
+/** The decoder of this thread: a module instance, its memory and a view of it. */
+export interface Lz4WasmDecoder {
+  /** The module's memory, at least WASM_MAX_BYTES + 2 * SLACK + 8 bytes. Never grows. */
+  readonly bytes: Uint8Array;
+  decode(src: number, srcEnd: number, dst: number, dstEnd: number): number;
+}
+
+let decoder: Lz4WasmDecoder | null | undefined;
+
+/**
+ * This thread's decoder, made on first use; `undefined` where WebAssembly is missing (as under
+ * `node --jitless`) or refuses the module, and callers then use lz4-napi.
+ */
+export function lz4WasmDecoder(): Lz4WasmDecoder | undefined {
+  if (decoder === undefined) decoder = makeDecoder();
+  return decoder ?? undefined;
+}
+
+/** The part of the WebAssembly JS API used here (TypeScript's ES2022 lib does not declare it). */
+interface WebAssemblyApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: Record<string, unknown> };
+}
+
+function makeDecoder(): Lz4WasmDecoder | null {
+  const api = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
+  if (api === undefined) return null;
+  try {
+    const pages = Math.ceil((WASM_MAX_BYTES + 2 * SLACK + 8) / PAGE);
+    const instance = new api.Instance(new api.Module(moduleBytes(pages)));
+    const memory = instance.exports.memory as { buffer: ArrayBuffer };
+    const decode = instance.exports.decode as (src: number, srcEnd: number, dst: number, dstEnd: number) => number;
+    return { bytes: new Uint8Array(memory.buffer), decode };
+  } catch {
+    return null;
+  }
+}
