@@ -73,6 +73,9 @@ export class Block {
  * A cursor over one block's entries. Not positioned until a seek. Reusable across blocks with
  * `setBlock` (the table reader keeps one per use instead of allocating per lookup).
  */
+/** Numbers the run cache keeps per entry (see BlockIterator.runEntries). */
+const RUN_FIELDS = 5;
+
 export class BlockIterator {
   readonly comparator: Comparator;
   private block: Block;
@@ -94,6 +97,17 @@ export class BlockIterator {
   private hShared = 0;
   private hNonShared = 0;
   private hValueLen = 0;
+  /**
+   * The restart run `prev` (or `seekToLast`) decoded last, so that the next `prev`s step back
+   * through it without decoding the run again (RocksDB's BlockIter keeps such a cache too): per
+   * entry RUN_FIELDS numbers (offset, key start in `runKeys`, key length, value start, value
+   * end), its keys in `runKeys`. `runPos` is the current entry's index in it, -1 when the run does
+   * not describe the current entry; `runData` the block contents it was decoded from.
+   */
+  private runEntries = new Int32Array(RUN_FIELDS * 16);
+  private runKeys = new Uint8Array(16 * 32);
+  private runPos = -1;
+  private runData: Uint8Array | null = null;
 
   constructor(comparator: Comparator, block: Block) {
     this.comparator = comparator;
@@ -144,10 +158,7 @@ export class BlockIterator {
 
   seekToLast(): void {
     if (this.block.numRestarts === 0) return this.invalidate();
-    this.seekToRestartPoint(this.block.numRestarts - 1);
-    while (this.parseNext() && this.nextOffset < this.restartOffset) {
-      // keep going to the last entry
-    }
+    this.decodeRunUntil(this.block.numRestarts - 1, this.restartOffset);
   }
 
   /**
@@ -192,20 +203,81 @@ export class BlockIterator {
   prev(): void {
     if (!this.valid()) throw invalidArgument('BlockIterator.prev on an unpositioned iterator');
     const original = this.current;
+    const pos = this.runPos;
+    if (pos > 0 && this.runData === this.data && this.runEntries[pos * RUN_FIELDS] === original) {
+      this.restoreRunEntry(pos - 1);
+      return;
+    }
     while (this.block.restartPoint(this.restartIndex) >= original) {
       if (this.restartIndex === 0) return this.invalidate();
       this.restartIndex--;
     }
-    this.seekToRestartPoint(this.restartIndex);
-    while (this.parseNext() && this.nextOffset < original) {
-      // scan to the entry that ends where the original one starts
-    }
+    this.decodeRunUntil(this.restartIndex, original);
     if (this.valid() && this.nextOffset !== original) {
       this.fail('entries do not line up with the restart points', this.current);
     }
   }
 
+  /**
+   * Decodes restart run `index` from its restart point up to the entry that ends at or past
+   * `end`, recording each entry in the run cache, and stays on that entry (invalid if the block
+   * ends first).
+   */
+  private decodeRunUntil(index: number, end: number): void {
+    this.seekToRestartPoint(index);
+    this.runData = this.data;
+    let count = 0;
+    while (this.parseNext()) {
+      this.recordRunEntry(count++);
+      if (this.nextOffset >= end) break;
+    }
+    this.runPos = this.valid() ? count - 1 : -1;
+  }
+
+  private recordRunEntry(i: number): void {
+    const at = i * RUN_FIELDS;
+    if (at + RUN_FIELDS > this.runEntries.length) {
+      const grown = new Int32Array(2 * this.runEntries.length);
+      grown.set(this.runEntries);
+      this.runEntries = grown;
+    }
+    const entries = this.runEntries;
+    const keyStart = i === 0 ? 0 : entries[at - RUN_FIELDS + 1]! + entries[at - RUN_FIELDS + 2]!;
+    const keyLen = this.keyLen;
+    if (keyStart + keyLen > this.runKeys.length) {
+      const grown = new Uint8Array(Math.max(2 * this.runKeys.length, keyStart + keyLen));
+      grown.set(this.runKeys.subarray(0, keyStart));
+      this.runKeys = grown;
+    }
+    const keys = this.runKeys;
+    const keyBuf = this.keyBuf;
+    for (let k = 0; k < keyLen; k++) keys[keyStart + k] = keyBuf[k]!;
+    entries[at] = this.current;
+    entries[at + 1] = keyStart;
+    entries[at + 2] = keyLen;
+    entries[at + 3] = this.valueStart;
+    entries[at + 4] = this.valueEnd;
+  }
+
+  /** Positions at entry `i` of the run cache (same restart run: restartIndex stays). */
+  private restoreRunEntry(i: number): void {
+    const entries = this.runEntries;
+    const at = i * RUN_FIELDS;
+    const keyStart = entries[at + 1]!;
+    const keyLen = entries[at + 2]!;
+    if (keyLen > this.keyBuf.length) this.keyBuf = new Uint8Array(Math.max(keyLen, 2 * this.keyBuf.length));
+    const keys = this.runKeys;
+    const keyBuf = this.keyBuf;
+    for (let k = 0; k < keyLen; k++) keyBuf[k] = keys[keyStart + k]!;
+    this.keyLen = keyLen;
+    this.current = entries[at]!;
+    this.valueStart = entries[at + 3]!;
+    this.valueEnd = this.nextOffset = entries[at + 4]!;
+    this.runPos = i;
+  }
+
   private invalidate(): void {
+    this.runPos = -1;
     this.current = this.restartOffset;
     this.restartIndex = this.block.numRestarts;
     this.keyLen = 0;

@@ -167,6 +167,60 @@ describe('Block round trip (fast-check)', () => {
       { numRuns: 150 },
     );
   });
+
+  it('any walk of next, prev, seeks and block switches lands where the model does (the prev run cache)', () => {
+    type Step = { op: 'next' | 'prev' | 'first' | 'last' | 'switch' } | { op: 'seek'; key: Uint8Array };
+    const stepArb: fc.Arbitrary<Step> = fc.oneof(
+      { weight: 4, arbitrary: fc.constant({ op: 'prev' as const }) },
+      { weight: 2, arbitrary: fc.constant({ op: 'next' as const }) },
+      fc.constant({ op: 'first' as const }),
+      fc.constant({ op: 'last' as const }),
+      fc.constant({ op: 'switch' as const }),
+      keyArb.map((key) => ({ op: 'seek' as const, key })),
+    );
+    fc.assert(
+      fc.property(
+        entriesArb,
+        entriesArb,
+        fc.integer({ min: 1, max: 32 }),
+        fc.array(stepArb, { maxLength: 120 }),
+        (entriesA, entriesB, interval, steps) => {
+          const blocks = [new Block(build(entriesA, interval)), new Block(build(entriesB, interval))];
+          const models = [entriesA, entriesB];
+          let which = 0;
+          const it = blocks[0]!.newIterator(bytewiseComparator);
+          let at = -1; // the model's position; -1 or length: invalid
+          for (const step of steps) {
+            const entries = models[which]!;
+            if (step.op === 'switch') {
+              which = 1 - which;
+              it.setBlock(blocks[which]!);
+              at = -1;
+              continue;
+            }
+            if ((step.op === 'next' || step.op === 'prev') && !it.valid()) continue;
+            if (step.op === 'next') at++;
+            else if (step.op === 'prev') at--;
+            else if (step.op === 'first') at = 0;
+            else if (step.op === 'last') at = entries.length - 1;
+            else at = lowerBound(entries, step.key, bytewiseComparator);
+            if (step.op === 'next') it.next();
+            else if (step.op === 'prev') it.prev();
+            else if (step.op === 'first') it.seekToFirst();
+            else if (step.op === 'last') it.seekToLast();
+            else it.seek(step.key);
+            if (at < 0 || at >= entries.length) {
+              expect(it.valid()).toBe(false);
+              at = -1;
+            } else {
+              expect(current(it)).toEqual(entries[at]);
+            }
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
 });
 
 describe('Block validation and corruption', () => {
