@@ -25,6 +25,7 @@
  * After `close()` every method but `valid()`/`close()` throws CLOSED.
  */
 import { ErrorCode, SieveError, corruption, invalidArgument } from '../errors.js';
+import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import { compareByteRanges as compareBytes } from '../format/bytes.js';
 import {
@@ -69,13 +70,13 @@ export class DBIterator {
   #valid = false;
   #closed = false;
   /** A user key: the key to skip past (forward) or the current key (reverse). */
-  #savedKey = new Uint8Array(64);
+  #savedKey = allocateBytes(64);
   #savedKeyLen = 0;
   /** The current value in reverse. */
-  #savedValue = new Uint8Array(64);
+  #savedValue = allocateBytes(64);
   #savedValueLen = 0;
   /** Seek targets are built here (user key ‖ trailer). */
-  #target = new Uint8Array(64);
+  #target = allocateBytes(64);
   /** Type of the entry last passed to #visible. */
   #type = 0;
 
@@ -383,7 +384,7 @@ export class DBIterator {
 
   #clearSavedValue(): void {
     this.#savedValueLen = 0;
-    if (this.#savedValue.length > SHRINK_SLACK) this.#savedValue = new Uint8Array(64);
+    if (this.#savedValue.length > SHRINK_SLACK) this.#savedValue = allocateBytes(64);
   }
 
   /** `userKey ‖ trailer(seq, type)` in the reused target buffer (a view of it). */

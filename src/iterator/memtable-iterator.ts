@@ -10,6 +10,7 @@
  * Owned by the database's JavaScript thread, like the memtable. The memtable must outlive the
  * iterator (the database pins it until the iterator closes); `close()` only drops the position.
  */
+import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import { compareByteRanges as compareBytes } from '../format/bytes.js';
 import { INTERNAL_KEY_TRAILER_SIZE, MAX_SEQUENCE } from '../format/internal-key.js';
@@ -25,7 +26,7 @@ const HI_ABOVE_MAX_SEQUENCE = 0x20000000;
 
 export class MemTableInternalIterator implements InternalIterator {
   readonly #it: MemTableIterator;
-  #keyBuf = new Uint8Array(64);
+  #keyBuf = allocateBytes(64);
   /** The current internal key as a view of #keyBuf, or null when not built since the last move. */
   #key: Uint8Array | null = null;
   /** The last view of #keyBuf handed out, reused while the key length stays the same. */

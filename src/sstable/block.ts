@@ -16,6 +16,7 @@
  * the comparator's range form, so seeking and comparing allocate nothing.
  */
 import { corruption, invalidArgument } from '../errors.js';
+import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import type { Comparator } from '../format/comparator.js';
 
@@ -75,6 +76,8 @@ export class Block {
  */
 /** Numbers the run cache keeps per entry (see BlockIterator.runEntries). */
 const RUN_FIELDS = 5;
+const NO_RUN_ENTRIES = new Int32Array(0);
+const NO_RUN_KEYS = new Uint8Array(0);
 
 export class BlockIterator {
   readonly comparator: Comparator;
@@ -82,7 +85,7 @@ export class BlockIterator {
   /** The block contents; the current value is `data[valueStart, valueEnd)`. */
   data: Uint8Array;
   /** The current key is `keyBuf[0, keyLen)`; the buffer is reused and may be replaced. */
-  keyBuf: Uint8Array = new Uint8Array(64);
+  keyBuf: Uint8Array = allocateBytes(64);
   keyLen = 0;
   valueStart = 0;
   valueEnd = 0;
@@ -104,8 +107,8 @@ export class BlockIterator {
    * end), its keys in `runKeys`. `runPos` is the current entry's index in it, -1 when the run does
    * not describe the current entry; `runData` the block contents it was decoded from.
    */
-  private runEntries = new Int32Array(RUN_FIELDS * 16);
-  private runKeys = new Uint8Array(16 * 32);
+  private runEntries = NO_RUN_ENTRIES; // made on the first prev: most iterators never step back
+  private runKeys = NO_RUN_KEYS;
   private runPos = -1;
   private runData: Uint8Array | null = null;
 
@@ -237,7 +240,7 @@ export class BlockIterator {
   private recordRunEntry(i: number): void {
     const at = i * RUN_FIELDS;
     if (at + RUN_FIELDS > this.runEntries.length) {
-      const grown = new Int32Array(2 * this.runEntries.length);
+      const grown = new Int32Array(Math.max(RUN_FIELDS * 16, 2 * this.runEntries.length));
       grown.set(this.runEntries);
       this.runEntries = grown;
     }
@@ -245,7 +248,7 @@ export class BlockIterator {
     const keyStart = i === 0 ? 0 : entries[at - RUN_FIELDS + 1]! + entries[at - RUN_FIELDS + 2]!;
     const keyLen = this.keyLen;
     if (keyStart + keyLen > this.runKeys.length) {
-      const grown = new Uint8Array(Math.max(2 * this.runKeys.length, keyStart + keyLen));
+      const grown = new Uint8Array(Math.max(512, 2 * this.runKeys.length, keyStart + keyLen));
       grown.set(this.runKeys.subarray(0, keyStart));
       this.runKeys = grown;
     }

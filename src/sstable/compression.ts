@@ -11,7 +11,7 @@
  *             Compressed by lz4-napi, whose compressSync speaks a raw LZ4 block behind a 4-byte
  *             little-endian length: the varint replaces that prefix in place (no copy for blocks
  *             under 256 MiB). Decoded by our WebAssembly decoder (lz4-wasm.ts) into bytes from the
- *             block arena (block-arena.ts); blocks over WASM_MAX_BYTES, or a Node without
+ *             byte arena (format/byte-arena.ts); blocks over WASM_MAX_BYTES, or a Node without
  *             WebAssembly, go to lz4-napi's uncompressSync behind the same 4-byte prefix.
  *
  * Other LevelDB/RocksDB types (2 zstd in LevelDB / zlib in RocksDB, 3 bzip2, 5 lz4hc, 7 zstd)
@@ -24,9 +24,9 @@
 import { compressSync as lz4CompressSync, uncompressSync as lz4UncompressSync } from 'lz4-napi';
 import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressSync } from 'snappy';
 import { corruption, notSupported } from '../errors.js';
+import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import { ByteReader, putVarint32, varint32Length } from '../format/varint.js';
-import { allocateBlockBytes } from './block-arena.js';
 import { type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
 
 /** Persisted: the compression type byte of block trailers. Never renumber. */
@@ -177,7 +177,7 @@ export function decompressBlockInScratch(
   maxSize: number = DEFAULT_MAX_UNCOMPRESSED_BLOCK_SIZE,
 ): Uint8Array {
   if (type === CompressionType.NONE) {
-    const contents = allocateBlockBytes(size);
+    const contents = allocateBytes(size);
     contents.set(scratch.subarray(start, start + size));
     return contents;
   }
@@ -198,7 +198,7 @@ export function decompressBlockInScratch(
 
 /**
  * The raw LZ4 block `bytes[bodyStart, bodyEnd)` decoded by the WebAssembly module (lz4-wasm.ts)
- * into new bytes from the block arena. Requires `bodyEnd - bodyStart + declared <= WASM_MAX_BYTES`.
+ * into new bytes from the byte arena. Requires `bodyEnd - bodyStart + declared <= WASM_MAX_BYTES`.
  */
 function decodeLz4InWasm(
   wasm: Lz4WasmDecoder,
@@ -218,7 +218,7 @@ function decodeLz4InWasm(
   if (written !== declared) {
     throw corruption(`lz4 block decompressed to ${written} bytes, header says ${declared}`, { file, offset });
   }
-  const contents = allocateBlockBytes(declared);
+  const contents = allocateBytes(declared);
   contents.set(memory.subarray(dst, dst + declared));
   return contents;
 }

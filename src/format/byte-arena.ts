@@ -1,10 +1,14 @@
 /**
- * Owned byte arrays for decoded blocks, carved one after another out of shared chunks.
+ * Owned byte arrays carved one after another out of shared chunks: decoded blocks, and the key
+ * buffers iterators start with.
  *
  * Why: every block read from a file needs bytes of its own (the block cache keeps it, iterators
  * hold it after eviction), and a fresh 4 KiB typed array is an off-heap allocation that costs V8
  * ~1-3 µs and garbage-collector bookkeeping, as much as reading and decoding the block. A view of a
- * chunk costs a small on-heap object.
+ * chunk costs a small on-heap object. Small arrays have the opposite trap: V8 keeps a typed array
+ * of up to 64 bytes inside its heap object, and the first `subarray` (or `.buffer`) of it moves the
+ * bytes out to a new backing store; an iterator's key buffer, made per iterator and viewed at once,
+ * paid that on every seek. A view of a chunk has its buffer from the start.
  *
  * Contract: the bytes returned are the caller's alone, never handed out again and never
  * overwritten (a chunk is not reused: it is freed by the garbage collector when no view of it is
@@ -22,7 +26,7 @@ let chunk = new ArrayBuffer(CHUNK_SIZE);
 let used = 0;
 
 /** A new plain Uint8Array of `length` bytes (contents unspecified: the caller fills it). */
-export function allocateBlockBytes(length: number): Uint8Array {
+export function allocateBytes(length: number): Uint8Array {
   if (length > MAX_CARVED) return new Uint8Array(length);
   if (used + length > CHUNK_SIZE) {
     chunk = new ArrayBuffer(CHUNK_SIZE);
