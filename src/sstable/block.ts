@@ -19,6 +19,15 @@ import { corruption, invalidArgument } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import type { Comparator } from '../format/comparator.js';
+import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
+import {
+  buildRestartWindows,
+  type RestartWindows,
+  usesBytewiseInternalKeys,
+  windowOf,
+  WINDOWS_AFTER_SEEKS,
+  WINDOWS_MIN_RESTARTS,
+} from './restart-windows.js';
 
 /** An immutable, validated block (shared freely, e.g. through the block cache). */
 export class Block {
@@ -30,6 +39,10 @@ export class Block {
   /** For errors: the file the block came from and the file offset of its handle. */
   readonly file: string | undefined;
   readonly offset: number | undefined;
+  /** Seeks made so far, counted up to WINDOWS_AFTER_SEEKS (restart-windows.ts). */
+  seekCount = 0;
+  /** The restart windows, once built; null before, or if the block cannot have them. */
+  windows: RestartWindows | null = null;
 
   constructor(contents: Uint8Array, file?: string, offset?: number) {
     this.data = contents;
@@ -175,15 +188,25 @@ export class BlockIterator {
     if (block.numRestarts === 0) return this.invalidate();
     let left = 0;
     let right = block.numRestarts - 1;
-    while (left < right) {
-      const mid = (left + right + 1) >>> 1;
-      const regionOffset = block.restartPoint(mid);
-      const keyStart = this.decodeHeader(regionOffset);
-      if (this.hShared !== 0) this.fail('restart point entry shares a key prefix', regionOffset);
-      if (cmp.compare(this.data, keyStart, keyStart + this.hNonShared, target, targetStart, targetEnd) < 0) {
-        left = mid; // the key at mid < target: everything before mid is too small
-      } else {
-        right = mid - 1; // the key at mid >= target: the answer is in an earlier region or at mid
+    const windows = right + 1 >= WINDOWS_MIN_RESTARTS ? this.windowsOf(block) : null;
+    if (windows !== null && this.sharesPrefix(windows, target, targetStart, targetEnd)) {
+      const w = windows.windows;
+      const targetWindow = windowOf(target, targetStart, targetEnd - INTERNAL_KEY_TRAILER_SIZE, windows.prefixLength);
+      while (left < right) {
+        const mid = (left + right + 1) >>> 1;
+        const window = w[mid]!;
+        const below = window !== targetWindow ? window < targetWindow : this.restartKeyBelow(mid, target, targetStart, targetEnd);
+        if (below) left = mid;
+        else right = mid - 1;
+      }
+    } else {
+      while (left < right) {
+        const mid = (left + right + 1) >>> 1;
+        if (this.restartKeyBelow(mid, target, targetStart, targetEnd)) {
+          left = mid; // the key at mid < target: everything before mid is too small
+        } else {
+          right = mid - 1; // the key at mid >= target: the answer is in an earlier region or at mid
+        }
       }
     }
     this.seekToRestartPoint(left);
@@ -191,6 +214,36 @@ export class BlockIterator {
       if (!this.parseNext()) return;
       if (cmp.compare(this.keyBuf, 0, this.keyLen, target, targetStart, targetEnd) >= 0) return;
     }
+  }
+
+  /** True if the key at restart point `i` sorts before the target. */
+  private restartKeyBelow(i: number, target: Uint8Array, targetStart: number, targetEnd: number): boolean {
+    const regionOffset = this.block.restartPoint(i);
+    const keyStart = this.decodeHeader(regionOffset);
+    if (this.hShared !== 0) this.fail('restart point entry shares a key prefix', regionOffset);
+    return this.comparator.compare(this.data, keyStart, keyStart + this.hNonShared, target, targetStart, targetEnd) < 0;
+  }
+
+  /**
+   * The block's restart windows if it has (or now gets) them and this iterator's order is theirs;
+   * counts the block's seeks until they are built.
+   */
+  private windowsOf(block: Block): RestartWindows | null {
+    if (block.seekCount < WINDOWS_AFTER_SEEKS) {
+      if (++block.seekCount < WINDOWS_AFTER_SEEKS || !usesBytewiseInternalKeys(this.comparator)) return null;
+      block.windows = buildRestartWindows(block);
+    }
+    return block.windows !== null && usesBytewiseInternalKeys(this.comparator) ? block.windows : null;
+  }
+
+  /** True if the target is an internal key whose user key starts with the windows' prefix. */
+  private sharesPrefix(windows: RestartWindows, target: Uint8Array, targetStart: number, targetEnd: number): boolean {
+    const n = windows.prefixLength;
+    if (targetEnd - targetStart - INTERNAL_KEY_TRAILER_SIZE < n) return false;
+    const data = this.data;
+    const p = windows.prefixStart;
+    for (let i = 0; i < n; i++) if (data[p + i] !== target[targetStart + i]) return false;
+    return true;
   }
 
   /** Moves to the next entry (invalid after the last). Requires `valid()`. */
