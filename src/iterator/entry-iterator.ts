@@ -61,6 +61,8 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
   #state: number = UNSTARTED;
   /** Set when the database ended the iterator: calls are CLOSED rather than done. */
   #ended = false;
+  /** The bytes of the last `nextv` page with `copy: false` (see #nextPage). */
+  #page: Buffer = Buffer.allocUnsafe(0);
 
   /**
    * @param core the positioned-or-not core view, taken over (closed with this iterator).
@@ -123,10 +125,42 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
   nextvSync(size: number): Entry[] {
     if (!Number.isInteger(size) || size < 1) throw new SieveError(ErrorCode.INVALID_ARGUMENT, `nextv size must be an integer >= 1, got ${String(size)}`);
     const out: Entry[] = [];
+    if (!this.#copy) return this.#nextPage(size, out);
     while (out.length < size) {
       const entry = this.nextSync();
       if (entry === undefined) break;
       out.push(entry);
+    }
+    return out;
+  }
+
+  /**
+   * `nextvSync` with `copy: false`: the views `nextSync` yields last only until the next step
+   * (key and saved value buffers are reused), so each entry's bytes are copied into the page
+   * buffer, reused from call to call, and the entries view that: valid until the next call.
+   */
+  #nextPage(size: number, out: Entry[]): Entry[] {
+    const spans: number[] = [];
+    let used = 0;
+    while (spans.length < 4 * size) {
+      const entry = this.nextSync();
+      if (entry === undefined) break;
+      const [key, value] = entry;
+      const need = used + key.length + value.length;
+      if (need > this.#page.length) {
+        const grown = Buffer.allocUnsafe(Math.max(need, 2 * this.#page.length));
+        this.#page.copy(grown, 0, 0, used);
+        this.#page = grown;
+      }
+      const page = this.#page;
+      page.set(key, used);
+      page.set(value, used + key.length);
+      spans.push(used, used + key.length, used + key.length, need);
+      used = need;
+    }
+    const page = this.#page;
+    for (let i = 0; i < spans.length; i += 4) {
+      out.push([page.subarray(spans[i]!, spans[i + 1]!), this.#values ? page.subarray(spans[i + 2]!, spans[i + 3]!) : NO_VALUE]);
     }
     return out;
   }
