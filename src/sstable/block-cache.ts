@@ -10,10 +10,13 @@
  * byte length. `insert` of a block larger than the whole capacity does not cache it (capacity 0
  * caches nothing: the "cold" setting).
  *
- * Pinning: blocks are immutable and garbage-collected, so a reader keeps using a block it holds
- * after the cache evicts it; eviction only stops charging for it. Single-threaded (main thread).
+ * Pinning: blocks are immutable and garbage-collected, so an iterator keeps using a block it holds
+ * after the cache evicts it; eviction only stops charging for it. The exception is a block only
+ * point lookups used (Block.recyclable): nothing holds it past its lookup, so its bytes go back to
+ * the byte arena when it is dropped. Single-threaded (main thread).
  */
 import { invalidArgument } from '../errors.js';
+import { recycleBytes } from '../format/byte-arena.js';
 import type { Block } from './block.js';
 
 /** LevelDB's default block cache capacity. */
@@ -118,12 +121,14 @@ export class BlockCache {
       unlink(entry);
       this.usageBytes -= entry.charge;
       this.count--;
+      release(entry.block);
     }
     this.tables.delete(id);
   }
 
   /** Drops every block (hit and miss counters stay). */
   clear(): void {
+    for (let entry = this.head.next; entry !== this.head; entry = entry.next) release(entry.block);
     this.tables.clear();
     this.head.next = this.head.prev = this.head;
     this.usageBytes = 0;
@@ -156,6 +161,15 @@ export class BlockCache {
     if (table.size === 0) this.tables.delete(entry.id);
     this.usageBytes -= entry.charge;
     this.count--;
+    release(entry.block);
+  }
+}
+
+/** A dropped block's bytes go back to the byte arena if only point lookups used it. */
+function release(block: Block): void {
+  if (block.recyclable) {
+    block.recyclable = false;
+    recycleBytes(block.data);
   }
 }
 

@@ -39,6 +39,13 @@ export class Block {
   /** For errors: the file the block came from and the file offset of its handle. */
   readonly file: string | undefined;
   readonly offset: number | undefined;
+  /**
+   * True while only point lookups (`Table.get`, which copy what they find before the next read)
+   * have used this block and its bytes were carved in a size class of the byte arena: the block
+   * cache gives them back (`recycleBytes`) when it drops the block. An iterator taking the block
+   * clears it for good.
+   */
+  recyclable = false;
   /** Seeks made so far, counted up to WINDOWS_AFTER_SEEKS (restart-windows.ts). */
   seekCount = 0;
   /** The restart windows, once built; null before, or if the block cannot have them. */

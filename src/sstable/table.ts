@@ -20,6 +20,7 @@
 import { corruption, ErrorCode, SieveError } from '../errors.js';
 import type { KeyProbes } from '../filter/key-probes.js';
 import type { FilterPolicy } from '../filter/policy.js';
+import { isLastCarved } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import { bytewiseInternalComparator, type InternalKeyComparator } from '../format/internal-key-comparator.js';
 import { INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js';
@@ -289,7 +290,7 @@ export class Table implements ResidentHolder {
         filterSaidMaybe = true;
       }
       const it = this.dataIter;
-      it.setBlock(this.readBlock(handle, true));
+      it.setBlock(this.readBlock(handle, true, true));
       it.seek(lookupKey);
       if (it.valid()) {
         const keyLen = it.keyLen;
@@ -354,15 +355,18 @@ export class Table implements ResidentHolder {
 
   /**
    * @internal The data block at `handle`: from the block cache if there, else read (and cached
-   * when `fillCache`). Counts cache hits/misses and file reads.
+   * when `fillCache`). Counts cache hits/misses and file reads. `forLookup`: the caller is `get`,
+   * which is done with the block before the next read; a block only such callers used may have its
+   * bytes recycled when the cache drops it (Block.recyclable), any other caller clears that.
    */
-  readBlock(handle: BlockHandle, fillCache: boolean): Block {
+  readBlock(handle: BlockHandle, fillCache: boolean, forLookup = false): Block {
     const cache = this.blockCache;
     if (cache !== undefined) {
       const cached = cache.lookup(this.cacheId, handle.offset);
       if (cached !== undefined) {
         this.stats.blockCacheHits++;
         this.sink.blockCacheHits++;
+        if (!forLookup) cached.recyclable = false;
         return cached;
       }
       this.stats.blockCacheMisses++;
@@ -371,7 +375,10 @@ export class Table implements ResidentHolder {
     const block = this.readBlockFromFile(handle, this.verifyChecksums, 'data');
     this.stats.blocksRead++;
     this.sink.blocksRead++;
-    if (cache !== undefined && fillCache) cache.insert(this.cacheId, handle.offset, block);
+    if (cache !== undefined && fillCache) {
+      block.recyclable = forLookup && isLastCarved(block.data);
+      cache.insert(this.cacheId, handle.offset, block);
+    }
     return block;
   }
 
