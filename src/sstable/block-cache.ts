@@ -10,13 +10,11 @@
  * byte length. `insert` of a block larger than the whole capacity does not cache it (capacity 0
  * caches nothing: the "cold" setting).
  *
- * Pinning: blocks are immutable and garbage-collected, so an iterator keeps using a block it holds
- * after the cache evicts it; eviction only stops charging for it. The exception is a block only
- * point lookups used (Block.recyclable): nothing holds it past its lookup, so its bytes go back to
- * the byte arena when it is dropped. Single-threaded (main thread).
+ * Pinning: blocks are immutable, and an iterator keeps using a block it holds after the cache
+ * evicts it: it pins the block, and the block's bytes go back to the byte arena only when the
+ * cache has dropped it and no pin is left (Block.drop / unpin). Single-threaded (main thread).
  */
 import { invalidArgument } from '../errors.js';
-import { recycleBytes } from '../format/byte-arena.js';
 import type { Block } from './block.js';
 
 /** LevelDB's default block cache capacity. */
@@ -92,13 +90,13 @@ export class BlockCache {
   /**
    * Caches `block` at (`id`, `offset`) as most recently used, charged `charge` bytes (default:
    * its contents' length), evicting least recently used blocks until it fits. Replaces an entry
-   * already there. A block charged more than the capacity is not cached.
+   * already there. A block charged more than the capacity is not cached: false then.
    */
-  insert(id: number, offset: number, block: Block, charge: number = block.data.byteLength): void {
+  insert(id: number, offset: number, block: Block, charge: number = block.data.byteLength): boolean {
     const existing = this.tables.get(id);
     const old = existing?.get(offset);
     if (old !== undefined) this.remove(old, existing!);
-    if (charge > this.capacityBytes) return;
+    if (charge > this.capacityBytes) return false;
     this.evictFor(charge);
     // Looked up again: removing and evicting may have dropped the id's map.
     let table = this.tables.get(id);
@@ -111,6 +109,7 @@ export class BlockCache {
     linkBefore(this.head, entry);
     this.usageBytes += charge;
     this.count++;
+    return true;
   }
 
   /** Drops every block of cache id `id` (its file was deleted, or will never be read again). */
@@ -165,12 +164,9 @@ export class BlockCache {
   }
 }
 
-/** A dropped block's bytes go back to the byte arena if only point lookups used it. */
+/** The cache lets go of a block: its bytes go back to the byte arena once no iterator pins it. */
 function release(block: Block): void {
-  if (block.recyclable) {
-    block.recyclable = false;
-    recycleBytes(block.data);
-  }
+  block.drop();
 }
 
 function checkCapacity(capacity: number): number {

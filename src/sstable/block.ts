@@ -16,7 +16,7 @@
  * the comparator's range form, so seeking and comparing allocate nothing.
  */
 import { corruption, invalidArgument } from '../errors.js';
-import { allocateBytes } from '../format/byte-arena.js';
+import { allocateBytes, recycleBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import type { Comparator } from '../format/comparator.js';
 import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
@@ -40,12 +40,14 @@ export class Block {
   readonly file: string | undefined;
   readonly offset: number | undefined;
   /**
-   * True while only point lookups (`Table.get`, which copy what they find before the next read)
-   * have used this block and its bytes were carved in a size class of the byte arena: the block
-   * cache gives them back (`recycleBytes`) when it drops the block. An iterator taking the block
-   * clears it for good.
+   * Recycling (format/byte-arena.ts): the block's bytes go back to the arena once the block is
+   * dropped (the cache let go of it, or never held it) and no iterator pins it. `recyclable`: its
+   * bytes were carved in a size class, and are not yet given back. Point lookups do not pin: they
+   * copy what they find before the next block read.
    */
   recyclable = false;
+  private pins = 0;
+  private dropped = false;
   /** Seeks made so far, counted up to WINDOWS_AFTER_SEEKS (restart-windows.ts). */
   seekCount = 0;
   /** The restart windows, once built; null before, or if the block cannot have them. */
@@ -77,6 +79,36 @@ export class Block {
       }
       prev = r;
     }
+  }
+
+  /** An iterator holds the block: its bytes stay until it calls `unpin`. */
+  pin(): void {
+    this.pins++;
+  }
+
+  /** The iterator that pinned the block let go of it. */
+  unpin(): void {
+    if (--this.pins === 0 && this.dropped) this.recycle();
+  }
+
+  /** The block cache let go of the block: its bytes are recycled once no iterator pins it. */
+  drop(): void {
+    this.dropped = true;
+    if (this.pins === 0) this.recycle();
+  }
+
+  /**
+   * The block is not cached and its reader is an iterator, which pins it at once: its bytes are
+   * recycled when the last pin goes (as `drop`, without recycling now).
+   */
+  markUncached(): void {
+    this.dropped = true;
+  }
+
+  private recycle(): void {
+    if (!this.recyclable) return;
+    this.recyclable = false;
+    recycleBytes(this.data);
   }
 
   /** Offset of restart point `i` (requires `0 <= i < numRestarts`). */

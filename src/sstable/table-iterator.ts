@@ -39,6 +39,8 @@ export class TableIterator implements InternalIterator {
   private dataLoaded = false;
   private dataOffset = -1;
   private readonly handle = new BlockHandle();
+  /** The data block this iterator pins (Block.pin): its bytes stay until it moves on or closes. */
+  private pinned: Block | null = null;
 
   constructor(table: Table, options: TableIteratorOptions = {}) {
     this.table = table;
@@ -102,6 +104,8 @@ export class TableIterator implements InternalIterator {
     this.dataLoaded = false;
     this.data.setBlock(NO_ENTRIES);
     this.index.setBlock(NO_ENTRIES);
+    this.pinned?.unpin();
+    this.pinned = null;
     const onClose = this.onClose;
     this.onClose = undefined;
     onClose?.();
@@ -124,7 +128,11 @@ export class TableIterator implements InternalIterator {
     handle.decodeFrom(index.data, index.valueStart, index.valueEnd, table.path, table.indexBlock.offset);
     if (this.dataLoaded && handle.offset === this.dataOffset) return;
     this.dataLoaded = false;
-    this.data.setBlock(table.readBlock(handle, this.fillCache));
+    const block = table.readBlock(handle, this.fillCache);
+    block.pin();
+    this.data.setBlock(block);
+    this.pinned?.unpin();
+    this.pinned = block;
     this.dataOffset = handle.offset;
     this.dataLoaded = true;
   }

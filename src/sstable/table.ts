@@ -356,8 +356,8 @@ export class Table implements ResidentHolder {
   /**
    * @internal The data block at `handle`: from the block cache if there, else read (and cached
    * when `fillCache`). Counts cache hits/misses and file reads. `forLookup`: the caller is `get`,
-   * which is done with the block before the next read; a block only such callers used may have its
-   * bytes recycled when the cache drops it (Block.recyclable), any other caller clears that.
+   * which does not pin the block; an iterator pins what it is given at once, so a block read for
+   * it and not cached has its bytes recycled when the iterator lets go (Block.markUncached).
    */
   readBlock(handle: BlockHandle, fillCache: boolean, forLookup = false): Block {
     const cache = this.blockCache;
@@ -366,7 +366,6 @@ export class Table implements ResidentHolder {
       if (cached !== undefined) {
         this.stats.blockCacheHits++;
         this.sink.blockCacheHits++;
-        if (!forLookup) cached.recyclable = false;
         return cached;
       }
       this.stats.blockCacheMisses++;
@@ -375,10 +374,11 @@ export class Table implements ResidentHolder {
     const block = this.readBlockFromFile(handle, this.verifyChecksums, 'data');
     this.stats.blocksRead++;
     this.sink.blocksRead++;
-    if (cache !== undefined && fillCache) {
-      block.recyclable = forLookup && isLastCarved(block.data);
-      cache.insert(this.cacheId, handle.offset, block);
-    }
+    block.recyclable = isLastCarved(block.data);
+    const cached = cache !== undefined && fillCache && cache.insert(this.cacheId, handle.offset, block);
+    // A lookup's uncached block is left to the garbage collector: the caller reads its value
+    // after this returns, and nothing would tell when it is done.
+    if (!cached && !forLookup) block.markUncached();
     return block;
   }
 
