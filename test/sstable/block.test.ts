@@ -203,12 +203,12 @@ describe('Block round trip (fast-check)', () => {
             else if (step.op === 'prev') at--;
             else if (step.op === 'first') at = 0;
             else if (step.op === 'last') at = entries.length - 1;
-            else at = lowerBound(entries, step.key, bytewiseComparator);
+            else if (step.op === 'seek') at = lowerBound(entries, step.key, bytewiseComparator);
             if (step.op === 'next') it.next();
             else if (step.op === 'prev') it.prev();
             else if (step.op === 'first') it.seekToFirst();
             else if (step.op === 'last') it.seekToLast();
-            else it.seek(step.key);
+            else if (step.op === 'seek') it.seek(step.key);
             if (at < 0 || at >= entries.length) {
               expect(it.valid()).toBe(false);
               at = -1;
