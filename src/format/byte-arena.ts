@@ -11,9 +11,9 @@
  * paid that on every seek. A view of a chunk has its buffer from the start.
  *
  * Even carved, the bytes a loop of point reads allocates (4 KiB per block read) make V8 count
- * external memory and run full collections for it. So the bytes of a block that only point lookups
- * used go back to a free list when the block cache drops it (`recycleBytes`), and the next block
- * of the same size class takes them.
+ * external memory and run full collections for it. So a block's bytes go back to a free list
+ * (`recycleBytes`) once the block cache has dropped the block and no iterator pins it
+ * (Block.drop / unpin), and the next block of the same size class takes them.
  *
  * Contract: the bytes `allocateBytes` returns are the caller's alone and never handed out again
  * until the caller gives them back with `recycleBytes`, promising that nothing reads them after.

@@ -95,7 +95,8 @@ export class BlockCache {
   insert(id: number, offset: number, block: Block, charge: number = block.data.byteLength): boolean {
     const existing = this.tables.get(id);
     const old = existing?.get(offset);
-    if (old !== undefined) this.remove(old, existing!);
+    // The same block again is only moved: dropping it would recycle the bytes it still uses.
+    if (old !== undefined) this.remove(old, existing!, old.block !== block);
     if (charge > this.capacityBytes) return false;
     this.evictFor(charge);
     // Looked up again: removing and evicting may have dropped the id's map.
@@ -120,14 +121,14 @@ export class BlockCache {
       unlink(entry);
       this.usageBytes -= entry.charge;
       this.count--;
-      release(entry.block);
+      entry.block.drop();
     }
     this.tables.delete(id);
   }
 
   /** Drops every block (hit and miss counters stay). */
   clear(): void {
-    for (let entry = this.head.next; entry !== this.head; entry = entry.next) release(entry.block);
+    for (let entry = this.head.next; entry !== this.head; entry = entry.next) entry.block.drop();
     this.tables.clear();
     this.head.next = this.head.prev = this.head;
     this.usageBytes = 0;
@@ -154,19 +155,15 @@ export class BlockCache {
     }
   }
 
-  private remove(entry: Entry, table: Map<number, Entry>): void {
+  /** Unlinks `entry`; the block is dropped (Block.drop: its bytes recycled once unpinned) if `drop`. */
+  private remove(entry: Entry, table: Map<number, Entry>, drop = true): void {
     unlink(entry);
     table.delete(entry.offset);
     if (table.size === 0) this.tables.delete(entry.id);
     this.usageBytes -= entry.charge;
     this.count--;
-    release(entry.block);
+    if (drop) entry.block.drop();
   }
-}
-
-/** The cache lets go of a block: its bytes go back to the byte arena once no iterator pins it. */
-function release(block: Block): void {
-  block.drop();
 }
 
 function checkCapacity(capacity: number): number {

@@ -2,6 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSieveError } from '../../src/errors.js';
+import { allocateBytes } from '../../src/format/byte-arena.js';
 import { Block } from '../../src/sstable/block.js';
 import { BlockBuilder } from '../../src/sstable/block-builder.js';
 import { BlockCache, DEFAULT_BLOCK_CACHE_CAPACITY } from '../../src/sstable/block-cache.js';
@@ -12,6 +13,57 @@ function blockOf(size: number): Block {
   b.add(new Uint8Array([1]), new Uint8Array(Math.max(0, size - 12)));
   return new Block(b.finish().slice());
 }
+
+/** A block whose bytes are carved from the byte arena, as a table's reads are (recyclable). */
+function carvedBlockOf(size: number): Block {
+  const raw = blockOf(size).data;
+  const bytes = allocateBytes(raw.length);
+  bytes.set(raw);
+  const block = new Block(bytes);
+  block.recyclable = true;
+  return block;
+}
+
+/** True if the next carved array of `block`'s length takes its bytes. */
+function bytesReused(block: Block): boolean {
+  const next = allocateBytes(block.data.length);
+  return next.buffer === block.data.buffer && next.byteOffset === block.data.byteOffset;
+}
+
+describe('BlockCache and recycled bytes', () => {
+  it('an evicted block that no iterator pins gives its bytes back', () => {
+    const cache = new BlockCache(5000);
+    const a = carvedBlockOf(4000);
+    cache.insert(1, 0, a);
+    cache.insert(1, 4096, carvedBlockOf(4000)); // evicts a
+    expect(bytesReused(a)).toBe(true);
+  });
+
+  it('a pinned block gives them back only at its last unpin', () => {
+    const cache = new BlockCache(5000);
+    const a = carvedBlockOf(4000);
+    cache.insert(1, 0, a);
+    a.pin();
+    a.pin();
+    cache.eraseTable(1);
+    expect(bytesReused(a)).toBe(false);
+    a.unpin();
+    expect(bytesReused(a)).toBe(false);
+    a.unpin();
+    expect(bytesReused(a)).toBe(true);
+  });
+
+  it('the same block inserted again stays, with its bytes', () => {
+    const cache = new BlockCache(5000);
+    const a = carvedBlockOf(4000);
+    cache.insert(1, 0, a);
+    cache.insert(1, 0, a);
+    expect(cache.lookup(1, 0)).toBe(a);
+    expect(bytesReused(a)).toBe(false);
+    cache.clear();
+    expect(bytesReused(a)).toBe(true);
+  });
+});
 
 describe('BlockCache', () => {
   it('defaults to 8 MiB and rejects a bad capacity', () => {
