@@ -16,7 +16,7 @@
  * GRANDPARENT_OVERLAP_FACTOR files' worth of the level below the output level, but never between
  * two entries of one user key: a level ≥ 1 must not spread one key over two files.
  */
-import type { FileSystem } from '../fs/file-system.js';
+import type { FileSystem, WritableFile } from '../fs/file-system.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { compareByteRanges } from '../format/bytes.js';
 import {
@@ -138,22 +138,35 @@ export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopF
   return runSteps(compactionSteps(fs, task, stop));
 }
 
-/** `runCompaction` as steps (job-steps.ts): it yields every STEP_ENTRIES input entries. */
-export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag): JobSteps<CompactionOutcome> {
-  const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
-  const children: InternalIterator[] = [];
-  const outputs: FileMetaData[] = [];
-  let builder: TableBuilder | null = null;
-  let file: ReturnType<FileSystem['createWritable']> | null = null;
-  let outputIndex = 0;
-  let bytesRead = 0;
-  let entriesIn = 0;
-  let entriesOut = 0;
-  const openOutput = (): TableBuilder => {
-    const number = task.outputNumbers[outputIndex++];
+/**
+ * The output tables of one merge, opened in turn from the task's reserved numbers. `finish`
+ * completes the open one (last blocks, filters, fdatasync); `abandon` drops them all.
+ */
+class MergeOutputs {
+  readonly files: FileMetaData[] = [];
+  /** The table being written, or null between tables. */
+  builder: TableBuilder | null = null;
+  #file: WritableFile | null = null;
+  #nextNumber = 0;
+
+  constructor(
+    readonly fs: FileSystem,
+    readonly task: CompactionTask,
+    readonly stop: StopFlag | undefined,
+  ) {}
+
+  /** True while a reserved number is left for another table. */
+  get canCut(): boolean {
+    return this.#nextNumber < this.task.outputNumbers.length;
+  }
+
+  open(): TableBuilder {
+    const task = this.task;
+    const number = task.outputNumbers[this.#nextNumber++];
     if (number === undefined) throw new Error('compaction ran out of reserved output file numbers');
-    file = fs.createWritable(tableFileName(task.dir, number));
-    builder = new TableBuilder(file, {
+    const file = this.fs.createWritable(tableFileName(task.dir, number));
+    this.#file = file;
+    this.builder = new TableBuilder(file, {
       blockSize: task.blockSize,
       blockRestartInterval: task.blockRestartInterval,
       compression: task.compression,
@@ -161,23 +174,144 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
       ...(task.tableFilterPolicy != null ? { tableFilterPolicy: task.tableFilterPolicy } : {}),
       filterScope: task.filterScope,
     });
-    outputs.push({ number, fileSize: 0, smallest: new Uint8Array(0), largest: new Uint8Array(0) });
-    return builder;
-  };
-  const finishOutput = (): void => {
+    this.files.push({ number, fileSize: 0, smallest: new Uint8Array(0), largest: new Uint8Array(0) });
+    return this.builder;
+  }
+
+  finish(): void {
     // Finishing a table (its last blocks, filters, an fdatasync) is the longest step the loop
     // cannot look at the stop flag in: look before it.
-    if (isStopped(stop)) throw new JobAbandoned();
-    const b = builder!;
+    if (isStopped(this.stop)) throw new JobAbandoned();
+    const b = this.builder!;
     b.finish();
-    file!.sync();
-    file!.close();
-    const last = outputs[outputs.length - 1]!;
-    outputs[outputs.length - 1] = { number: last.number, fileSize: b.fileSize, smallest: b.smallestKey!.slice(), largest: b.largestKey!.slice() };
-    builder = null;
-    file = null;
-  };
+    this.#file!.sync();
+    this.#file!.close();
+    const last = this.files[this.files.length - 1]!;
+    this.files[this.files.length - 1] = { number: last.number, fileSize: b.fileSize, smallest: b.smallestKey!.slice(), largest: b.largestKey!.slice() };
+    this.builder = null;
+    this.#file = null;
+  }
+
+  /** After a failure: closes the open table and removes every table written. */
+  abandon(): void {
+    try {
+      this.builder?.abandon();
+      this.#file?.close();
+    } catch {
+      // already failing
+    }
+    for (const o of this.files) this.fs.remove(tableFileName(this.task.dir, o.number));
+  }
+}
+
+/**
+ * The merge loop (LevelDB's DoCompactionWork body): the per-entry decisions — where to cut an
+ * output, which entries to drop — over the merged input. A class of its own, apart from the
+ * generator that drives it: V8 optimizes `advance` once per worker, where a generator holding the
+ * loop was recompiled whole each time a job first took one of its rarer paths.
+ */
+class MergeLoop {
+  entriesIn = 0;
+  entriesOut = 0;
+  readonly #input: InternalIterator;
+  readonly #outputs: MergeOutputs;
+  readonly #stop: StopFlag | undefined;
+  readonly #snapshots: readonly number[];
+  readonly #base: BaseLevelCheck;
+  readonly #grandparents: readonly FileRange[];
+  readonly #overlapLimit: number;
+  readonly #maxFileSize: number;
+  readonly #end: Uint8Array | undefined;
+  #gpIndex = 0;
+  #gpSeenKey = false;
+  #gpOverlap = 0;
+  #cutPending = false;
+  #currentKey = new Uint8Array(64);
+  #currentLen = -1; // no current user key yet
+  #lastStripe = -1;
+
+  constructor(task: CompactionTask, input: InternalIterator, outputs: MergeOutputs, stop: StopFlag | undefined) {
+    this.#input = input;
+    this.#outputs = outputs;
+    this.#stop = stop;
+    this.#snapshots = task.snapshots;
+    this.#base = new BaseLevelCheck(task.deeper);
+    this.#grandparents = task.grandparents;
+    this.#overlapLimit = GRANDPARENT_OVERLAP_FACTOR * task.maxFileSize;
+    this.#maxFileSize = task.maxFileSize;
+    this.#end = task.end;
+  }
+
+  /** Merges up to `limit` more input entries; false once the input (or the task's range) ends. */
+  advance(limit: number): boolean {
+    const input = this.#input;
+    const outputs = this.#outputs;
+    const snapshots = this.#snapshots;
+    const grandparents = this.#grandparents;
+    const end = this.#end;
+    for (let n = 0; n < limit; n++, input.next()) {
+      if (!input.valid()) return false;
+      const key = input.key();
+      const userLen = key.length - INTERNAL_KEY_TRAILER_SIZE;
+      if (end !== undefined && compareByteRanges(key, 0, userLen, end, 0, end.length) >= 0) return false;
+      if (++this.entriesIn % STOP_CHECK_INTERVAL === 0 && isStopped(this.#stop)) throw new JobAbandoned();
+
+      // Would this key make the current output overlap too much of the grandparent level?
+      while (this.#gpIndex < grandparents.length && compareInternal(key, grandparents[this.#gpIndex]!.largest) > 0) {
+        if (this.#gpSeenKey) this.#gpOverlap += grandparents[this.#gpIndex]!.fileSize;
+        this.#gpIndex++;
+      }
+      this.#gpSeenKey = true;
+      if (this.#gpOverlap > this.#overlapLimit) {
+        this.#cutPending = true;
+        this.#gpOverlap = 0;
+      }
+
+      if (this.#currentLen < 0 || compareByteRanges(key, 0, userLen, this.#currentKey, 0, this.#currentLen) !== 0) {
+        this.#startUserKey(key, userLen);
+      }
+      const seq = readSequence(key, key.length);
+      let stripe = 0;
+      while (stripe < snapshots.length && seq > snapshots[stripe]!) stripe++;
+      let drop = false;
+      if (stripe === this.#lastStripe) {
+        drop = true; // a newer entry of this key in the same stripe hides it from every reader
+      } else if (readValueType(key, key.length) === ValueType.DELETION && stripe === 0 && this.#base.isBaseLevelFor(key, userLen)) {
+        drop = true; // a deletion every reader sees, with nothing below it left to hide
+      }
+      this.#lastStripe = stripe;
+      if (drop) continue;
+      (outputs.builder ?? outputs.open()).add(key, input.value());
+      this.entriesOut++;
+    }
+    return true;
+  }
+
+  /** A new user key: the place to cut the output, if one is due (never between a key's entries). */
+  #startUserKey(key: Uint8Array, userLen: number): void {
+    const outputs = this.#outputs;
+    // A grandparent stop met while no output is open is forgotten (LevelDB's ShouldStopBefore
+    // does the same): kept pending, it would cut the next output right after its first key.
+    if (outputs.builder === null) this.#cutPending = false;
+    else if (outputs.canCut && (this.#cutPending || outputs.builder.fileSize >= this.#maxFileSize)) {
+      outputs.finish();
+      this.#cutPending = false;
+    }
+    if (this.#currentKey.length < userLen) this.#currentKey = new Uint8Array(userLen * 2);
+    const currentKey = this.#currentKey;
+    for (let i = 0; i < userLen; i++) currentKey[i] = key[i]!;
+    this.#currentLen = userLen;
+    this.#lastStripe = -1;
+  }
+}
+
+/** `runCompaction` as steps (job-steps.ts): it yields every STEP_ENTRIES input entries. */
+export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag): JobSteps<CompactionOutcome> {
+  const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
+  const children: InternalIterator[] = [];
+  const outputs = new MergeOutputs(fs, task, stop);
   try {
+    let bytesRead = 0;
     for (const f of task.upper) bytesRead += f.fileSize;
     for (const f of task.lower) bytesRead += f.fileSize;
     if (task.upperIsLevel0) {
@@ -191,77 +325,16 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
       children.push(new LevelIterator(lower, (i) => tables.newIterator(lower[i]!.number, lower[i]!.fileSize)));
     }
     const input = new MergingIterator(children);
-    const snapshots = task.snapshots;
-    const base = new BaseLevelCheck(task.deeper);
-    const grandparents = task.grandparents;
-    const overlapLimit = GRANDPARENT_OVERLAP_FACTOR * task.maxFileSize;
-    let gpIndex = 0;
-    let gpSeenKey = false;
-    let gpOverlap = 0;
-    let cutPending = false;
-
-    let currentKey = new Uint8Array(64);
-    let currentLen = -1; // no current user key yet
-    let lastStripe = -1;
-
-    const end = task.end;
     if (task.begin === undefined) input.seekToFirst();
     else input.seek(encodeInternalKey(task.begin, MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK));
-    for (; input.valid(); input.next()) {
-      const key = input.key();
-      const userLen = key.length - INTERNAL_KEY_TRAILER_SIZE;
-      if (end !== undefined && compareByteRanges(key, 0, userLen, end, 0, end.length) >= 0) break;
-      if (++entriesIn % STOP_CHECK_INTERVAL === 0 && isStopped(stop)) throw new JobAbandoned();
-      if (entriesIn % STEP_ENTRIES === 0) yield;
-
-      // Would this key make the current output overlap too much of the grandparent level?
-      while (gpIndex < grandparents.length && compareInternal(key, grandparents[gpIndex]!.largest) > 0) {
-        if (gpSeenKey) gpOverlap += grandparents[gpIndex]!.fileSize;
-        gpIndex++;
-      }
-      gpSeenKey = true;
-      if (gpOverlap > overlapLimit) {
-        cutPending = true;
-        gpOverlap = 0;
-      }
-
-      const newUserKey = currentLen < 0 || compareByteRanges(key, 0, userLen, currentKey, 0, currentLen) !== 0;
-      if (newUserKey) {
-        // A grandparent stop met while no output is open is forgotten (LevelDB's ShouldStopBefore
-        // does the same): kept pending, it would cut the next output right after its first key.
-        if (builder === null) cutPending = false;
-        else if (
-          outputIndex < task.outputNumbers.length &&
-          (cutPending || (builder as TableBuilder).fileSize >= task.maxFileSize)
-        ) {
-          finishOutput();
-          cutPending = false;
-        }
-        if (currentKey.length < userLen) currentKey = new Uint8Array(userLen * 2);
-        for (let i = 0; i < userLen; i++) currentKey[i] = key[i]!;
-        currentLen = userLen;
-        lastStripe = -1;
-      }
-      const seq = readSequence(key, key.length);
-      let stripe = 0;
-      while (stripe < snapshots.length && seq > snapshots[stripe]!) stripe++;
-      let drop = false;
-      if (stripe === lastStripe) {
-        drop = true; // a newer entry of this key in the same stripe hides it from every reader
-      } else if (readValueType(key, key.length) === ValueType.DELETION && stripe === 0 && base.isBaseLevelFor(key, userLen)) {
-        drop = true; // a deletion every reader sees, with nothing below it left to hide
-      }
-      lastStripe = stripe;
-      if (drop) continue;
-      (builder ?? openOutput()).add(key, input.value());
-      entriesOut++;
-    }
+    const loop = new MergeLoop(task, input, outputs, stop);
+    while (loop.advance(STEP_ENTRIES)) yield;
     input.close();
-    if (builder !== null) finishOutput();
+    if (outputs.builder !== null) outputs.finish();
     // The outputs' names must be durable before the MANIFEST names them.
-    if (outputs.length > 0) fs.syncDir(task.dir);
-    const bytesWritten = outputs.reduce((s, o) => s + o.fileSize, 0);
-    return { outputs, bytesRead, bytesWritten, entriesIn, entriesOut };
+    if (outputs.files.length > 0) fs.syncDir(task.dir);
+    const bytesWritten = outputs.files.reduce((s, o) => s + o.fileSize, 0);
+    return { outputs: outputs.files, bytesRead, bytesWritten, entriesIn: loop.entriesIn, entriesOut: loop.entriesOut };
   } catch (err) {
     for (const c of children) {
       try {
@@ -270,13 +343,7 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
         // already failing
       }
     }
-    try {
-      (builder as TableBuilder | null)?.abandon();
-      (file as ReturnType<FileSystem['createWritable']> | null)?.close();
-    } catch {
-      // already failing
-    }
-    for (const o of outputs) fs.remove(tableFileName(task.dir, o.number));
+    outputs.abandon();
     throw err;
   } finally {
     tables.close();
