@@ -6,6 +6,7 @@ import { BloomFilterPolicy } from '../src/filter/bloom.js';
 import type { FilterPolicy } from '../src/filter/policy.js';
 import { RibbonFilterPolicy, ribbonFalsePositiveRate } from '../src/filter/ribbon.js';
 import { bloomFalsePositiveRate } from '../src/filter/sizing.js';
+import { BlockedBloomFilterPolicy, blockedBloomFalsePositiveRate } from '../src/filter/blocked-bloom.js';
 
 export interface PolicyUnderTest {
   /** Short name for legends, table headers and benchmark lines. */
@@ -48,5 +49,13 @@ export const FILTER_POLICIES: readonly PolicyUnderTest[] = [
     theory: (filter) => ribbonFalsePositiveRate(filter),
     theoryText: 'the mean of 2^−(result bits checked) over the filter’s start blocks, from its own layout',
     benchBitsPerKey: 7,
+  },
+  {
+    label: 'Blocked Bloom',
+    color: '#009E73',
+    make: (bitsPerKey) => new BlockedBloomFilterPolicy(bitsPerKey),
+    theory: (filter) => blockedBloomFalsePositiveRate(filter),
+    theoryText: 'the mean over the filter’s 512-bit blocks of (bits set / 512)^k, from its own bits',
+    benchBitsPerKey: 10,
   },
 ];

@@ -27,6 +27,12 @@ export type { SieveErrorDetails } from './errors.js';
 export type { FilterPolicy, FilterProbe } from './filter/policy.js';
 export { BloomFilterPolicy } from './filter/bloom.js';
 export {
+  BlockedBloomFilterPolicy,
+  BLOCKED_BLOOM_FILTER_POLICY_NAME,
+  DEFAULT_BLOCKED_BLOOM_BITS_PER_KEY,
+  blockedBloomFalsePositiveRate,
+} from './filter/blocked-bloom.js';
+export {
   RibbonFilterPolicy,
   RIBBON_FILTER_POLICY_NAME,
   DEFAULT_RIBBON_BITS_PER_KEY,

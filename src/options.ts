@@ -4,7 +4,7 @@
  */
 import { invalidArgument } from './errors.js';
 import { BloomFilterPolicy } from './filter/bloom.js';
-import { RibbonFilterPolicy } from './filter/ribbon.js';
+import { BlockedBloomFilterPolicy } from './filter/blocked-bloom.js';
 import type { FilterPolicy } from './filter/policy.js';
 import type { FileSystem } from './fs/file-system.js';
 import { NodeFileSystem } from './fs/node-fs.js';
@@ -199,7 +199,7 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
     options.tableFilterPolicy !== undefined
       ? options.tableFilterPolicy
       : options.filterPolicy === undefined
-        ? new RibbonFilterPolicy(10)
+        ? new BlockedBloomFilterPolicy(15)
         : filterPolicy;
   checkPolicy('tableFilterPolicy', tableFilterPolicy);
   const fs = options.fs ?? new NodeFileSystem();

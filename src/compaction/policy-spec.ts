@@ -6,11 +6,13 @@
 import { BloomFilterPolicy } from '../filter/bloom.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { RibbonFilterPolicy } from '../filter/ribbon.js';
+import { BlockedBloomFilterPolicy } from '../filter/blocked-bloom.js';
 
 export type PolicySpec =
   | { readonly kind: 'none' }
   | { readonly kind: 'bloom'; readonly bitsPerKey: number; readonly hashCount: number }
-  | { readonly kind: 'ribbon'; readonly bitsPerKey: number };
+  | { readonly kind: 'ribbon'; readonly bitsPerKey: number }
+  | { readonly kind: 'blocked-bloom'; readonly bitsPerKey: number };
 
 /**
  * The filter a job builds with: a spec (crosses to a worker), or — for jobs run on the database's
@@ -28,6 +30,7 @@ export function policySpec(policy: FilterPolicy | null): PolicySpec | undefined 
   if (policy === null) return { kind: 'none' };
   if (policy instanceof BloomFilterPolicy) return { kind: 'bloom', bitsPerKey: policy.bitsPerKey, hashCount: policy.hashCount };
   if (policy instanceof RibbonFilterPolicy) return { kind: 'ribbon', bitsPerKey: policy.bitsPerKey };
+  if (policy instanceof BlockedBloomFilterPolicy) return { kind: 'blocked-bloom', bitsPerKey: policy.bitsPerKey };
   return undefined;
 }
 
@@ -41,5 +44,7 @@ export function policyFromSpec(spec: FilterChoice): FilterPolicy | null {
       return new BloomFilterPolicy(spec.bitsPerKey, spec.hashCount);
     case 'ribbon':
       return new RibbonFilterPolicy(spec.bitsPerKey);
+    case 'blocked-bloom':
+      return new BlockedBloomFilterPolicy(spec.bitsPerKey);
   }
 }

@@ -8,6 +8,7 @@ import { KeyProbes } from '../filter/key-probes.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { BloomFilterPolicy } from '../filter/bloom.js';
 import { RibbonFilterPolicy } from '../filter/ribbon.js';
+import { BlockedBloomFilterPolicy } from '../filter/blocked-bloom.js';
 import { VALUE_TYPE_FOR_SEEK, writeInternalKey, INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { BlockCache } from '../sstable/block-cache.js';
@@ -22,12 +23,12 @@ import type { DBStats } from './stats.js';
 /**
  * The policies a table's filter may have been written by (matched by name): the database's own
  * (whole-table first: a reader prefers that filter) and every built-in one, so tables written under another policy (before a reopen changed it)
- * still skip. Any bits/key reads alike: Bloom stores k in each filter, Ribbon its layout.
+ * still skip. Any bits/key reads alike: both Blooms store k in each filter, Ribbon its layout.
  */
 export function knownFilterPolicies(...own: (FilterPolicy | null)[]): FilterPolicy[] {
   const policies: FilterPolicy[] = [];
   for (const p of own) if (p !== null && !policies.some((q) => q.name === p.name)) policies.push(p);
-  for (const builtIn of [new BloomFilterPolicy(10), new RibbonFilterPolicy(10)]) {
+  for (const builtIn of [new BloomFilterPolicy(10), new BlockedBloomFilterPolicy(), new RibbonFilterPolicy(10)]) {
     if (!policies.some((p) => p.name === builtIn.name)) policies.push(builtIn);
   }
   return policies;

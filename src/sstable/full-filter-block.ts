@@ -29,6 +29,8 @@ import { invalidArgument } from '../errors.js';
 import type { FilterPolicy, FilterProbe } from '../filter/policy.js';
 import { RibbonFilterPolicy } from '../filter/ribbon.js';
 import { addHashedRow, addKeyRow, buildRibbonFilterFromRows } from '../filter/ribbon-builder.js';
+import { BlockedBloomFilterPolicy, buildBlockedBloomFromHashes } from '../filter/blocked-bloom.js';
+import { keyHash } from '../filter/ribbon-format.js';
 
 export class FullFilterBuilder {
   readonly policy: FilterPolicy;
@@ -45,12 +47,23 @@ export class FullFilterBuilder {
   /** Ribbon path: 4 words per kept row, and how many rows are kept. */
   private rows = new Int32Array(0);
   private numRows = 0;
+  /** The built-in blocked Bloom policy, whose filters are made from each key's keyHash words. */
+  private readonly blockedBloom: BlockedBloomFilterPolicy | null;
+  /** Blocked Bloom path: the keyHash words of key i at 2i, 2i + 1. */
+  private hashes = new Int32Array(0);
 
   constructor(policy: FilterPolicy) {
     this.policy = policy;
     // The class itself, not a subclass: a subclass may build its filters otherwise.
     this.ribbon = Object.getPrototypeOf(policy) === RibbonFilterPolicy.prototype ? (policy as RibbonFilterPolicy) : null;
     if (this.ribbon !== null) this.rows = new Int32Array(4 * 256);
+    this.blockedBloom = Object.getPrototypeOf(policy) === BlockedBloomFilterPolicy.prototype ? (policy as BlockedBloomFilterPolicy) : null;
+    if (this.blockedBloom !== null) this.hashes = new Int32Array(2 * 256);
+  }
+
+  /** True when keys are taken by their hash as they arrive and never kept (the built-in policies). */
+  private get hashesKeys(): boolean {
+    return this.ribbon !== null || this.blockedBloom !== null;
   }
 
   /** Distinct keys added so far. */
@@ -64,7 +77,7 @@ export class FullFilterBuilder {
     if (this.mode === 'distinct') throw invalidArgument('FullFilterBuilder.addKey after addDistinctKey (one of the two per builder)');
     this.mode = 'checked';
     if (this.numKeys > 0 && this.equalsLast(key, start, end - start)) return;
-    if (this.ribbon !== null) {
+    if (this.hashesKeys) {
       // Only the last key is kept, for equalsLast.
       const n = end - start;
       if (n > this.keyBytes.length) this.keyBytes = new Uint8Array(Math.max(n, 2 * this.keyBytes.length));
@@ -91,6 +104,21 @@ export class FullFilterBuilder {
   }
 
   #add(key: Uint8Array, start: number, end: number, hash?: Int32Array): void {
+    if (this.blockedBloom !== null) {
+      // The key's hash goes in at once; the key itself is not kept.
+      const at = 2 * this.numKeys++;
+      if (at + 2 > this.hashes.length) {
+        const grown = new Int32Array(2 * this.hashes.length);
+        grown.set(this.hashes);
+        this.hashes = grown;
+      }
+      if (hash === undefined) keyHash(key, start, end, this.hashes, at);
+      else {
+        this.hashes[at] = hash[0]!;
+        this.hashes[at + 1] = hash[1]!;
+      }
+      return;
+    }
     if (this.ribbon !== null) {
       // The key's row goes in at once; the key itself is not kept.
       this.numKeys++;
@@ -128,6 +156,12 @@ export class FullFilterBuilder {
   finish(): Uint8Array {
     if (this.finished) throw invalidArgument('FullFilterBuilder.finish called twice');
     this.finished = true;
+    if (this.blockedBloom !== null) {
+      const filter = buildBlockedBloomFromHashes(this.hashes, this.numKeys, this.blockedBloom.bitsPerKey);
+      this.hashes = new Int32Array(0);
+      this.keyBytes = new Uint8Array(0);
+      return filter;
+    }
     if (this.ribbon !== null) {
       const filter = buildRibbonFilterFromRows(this.rows, this.numRows, this.ribbon.bitsPerKey);
       this.rows = new Int32Array(0);
@@ -147,7 +181,7 @@ export class FullFilterBuilder {
   }
 
   private equalsLast(key: Uint8Array, start: number, n: number): boolean {
-    const lastStart = this.ribbon !== null ? 0 : this.keyStarts[this.numKeys - 1]!;
+    const lastStart = this.hashesKeys ? 0 : this.keyStarts[this.numKeys - 1]!;
     if (this.keyBytesLen - lastStart !== n) return false;
     const buf = this.keyBytes;
     for (let i = 0; i < n; i++) if (buf[lastStart + i] !== key[start + i]) return false;

@@ -1,7 +1,7 @@
 /**
  * What the dump tool says about a table's filter: how many filters, how many keys each covers,
- * bits per key and, for the policies whose format stores them, their parameters (Bloom's k,
- * Ribbon's result bits). Derived from the filter bytes and the key counts the tool found in the
+ * bits per key and, for the policies whose format stores them, their parameters (either Bloom's
+ * k, Ribbon's result bits). Derived from the filter bytes and the key counts the tool found in the
  * data blocks; nothing here is trusted to be well-formed (a malformed filter is reported as such).
  *
  * Block scope (LevelDB's filter block): filter i covers the data blocks that start in
@@ -10,6 +10,7 @@
  */
 import { BLOOM_FILTER_POLICY_NAME } from '../filter/bloom.js';
 import { RIBBON_FILTER_POLICY_NAME } from '../filter/ribbon.js';
+import { BLOCKED_BLOOM_FILTER_POLICY_NAME } from '../filter/blocked-bloom.js';
 import { readHeader } from '../filter/ribbon-format.js';
 import { getFixed32 } from '../format/coding.js';
 import { FilterBlockReader } from '../sstable/filter-block.js';
@@ -42,7 +43,7 @@ export interface FilterSummary {
    * over keys; other policies: all filter bits over keys.
    */
   bitsPerKey: number | undefined;
-  /** Bloom: the distinct k values stored in the filters (usually one). */
+  /** LevelDB's Bloom and the blocked Bloom: the distinct k values stored in the filters (usually one). */
   bloomK?: number[];
   /** Ribbon: the distinct result-bit counts r (false-positive rate ≈ 2^-r). */
   ribbonResultBits?: number[];
@@ -137,6 +138,9 @@ class Accumulator {
       if (this.#policy === RIBBON_FILTER_POLICY_NAME) {
         if (readHeader(f, start, end, this.#header)) this.#ribbonR.add(this.#header[1]!);
         else this.#malformed ??= 'a Ribbon filter has a malformed header';
+      } else if (this.#policy === BLOCKED_BLOOM_FILTER_POLICY_NAME) {
+        if (len >= 6 && f[start] === 1) this.#bloomK.add(f[start + 1]!);
+        else this.#malformed ??= 'a blocked Bloom filter has a malformed header';
       }
     }
   }
@@ -149,7 +153,9 @@ class Accumulator {
       summary.keysPerFilter = { min: this.#min, avg: this.#keys / this.#count, max: this.#max };
       summary.bitsPerKey = this.#bits / this.#keys;
     }
-    if (this.#policy === BLOOM_FILTER_POLICY_NAME) summary.bloomK = [...this.#bloomK].sort((a, b) => a - b);
+    if (this.#policy === BLOOM_FILTER_POLICY_NAME || this.#policy === BLOCKED_BLOOM_FILTER_POLICY_NAME) {
+      summary.bloomK = [...this.#bloomK].sort((a, b) => a - b);
+    }
     if (this.#policy === RIBBON_FILTER_POLICY_NAME) summary.ribbonResultBits = [...this.#ribbonR].sort((a, b) => a - b);
     if (this.#malformed !== undefined) summary.malformed ??= this.#malformed;
     return summary;

@@ -23,6 +23,7 @@ import { SieveError } from '../errors.js';
 import { BLOOM_FILTER_POLICY_NAME, BloomFilterPolicy } from '../filter/bloom.js';
 import type { FilterPolicy, FilterProbe } from '../filter/policy.js';
 import { RIBBON_FILTER_POLICY_NAME, RibbonFilterPolicy } from '../filter/ribbon.js';
+import { BLOCKED_BLOOM_FILTER_POLICY_NAME, BlockedBloomFilterPolicy } from '../filter/blocked-bloom.js';
 import { bytewiseComparator } from '../format/comparator.js';
 import { equalBytes } from '../format/bytes.js';
 import {
@@ -132,6 +133,7 @@ export interface TableEntry {
 function knownPolicy(name: string): FilterPolicy | undefined {
   if (name === BLOOM_FILTER_POLICY_NAME) return new BloomFilterPolicy(10); // probes do not depend on bits/key
   if (name === RIBBON_FILTER_POLICY_NAME) return new RibbonFilterPolicy();
+  if (name === BLOCKED_BLOOM_FILTER_POLICY_NAME) return new BlockedBloomFilterPolicy();
   return undefined;
 }
 

@@ -11,6 +11,7 @@ import { DB, type OpenOptions } from '../../src/db.js';
 import { BloomFilterPolicy } from '../../src/filter/bloom.js';
 import type { FilterPolicy, FilterProbe } from '../../src/filter/policy.js';
 import { RibbonFilterPolicy } from '../../src/filter/ribbon.js';
+import { BlockedBloomFilterPolicy } from '../../src/filter/blocked-bloom.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { Table } from '../../src/sstable/table.js';
@@ -113,18 +114,18 @@ describe('filter policies in the database', () => {
     await db.close();
   });
 
-  it("by default, LevelDB's Bloom per block and a Ribbon filter per table; LevelDB-style readers use the Bloom one", async () => {
+  it("by default, LevelDB's Bloom per block and a blocked Bloom filter per table; LevelDB-style readers use the Bloom one", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-policy-'));
     dirs.push(dir);
     const db = await DB.open(dir);
     await fill(db, 0, 3000);
     await db.compactRange();
     const { checks, negatives } = await absentLookups(db); // keys next to present ones
-    expect(negatives).toBeGreaterThan(0.97 * checks); // Ribbon; LevelDB's Bloom lets ~12% of these through
+    expect(negatives).toBeGreaterThan(0.97 * checks); // the blocked Bloom; LevelDB's Bloom lets ~12% of these through
     await db.close();
     for (const name of readdirSync(dir).filter((f) => f.endsWith('.ldb'))) {
-      const ours = Table.open(new NodeFileSystem(), join(dir, name), { filterPolicies: [new RibbonFilterPolicy(10), new BloomFilterPolicy(10)] });
-      expect([ours.filterPolicyName, ours.filterScope]).toEqual(['sievekv.Ribbon1', 'table']);
+      const ours = Table.open(new NodeFileSystem(), join(dir, name), { filterPolicies: [new BlockedBloomFilterPolicy(), new BloomFilterPolicy(10)] });
+      expect([ours.filterPolicyName, ours.filterScope]).toEqual(['sievekv.BlockedBloom1', 'table']);
       ours.close();
       const levelDBLike = Table.open(new NodeFileSystem(), join(dir, name), { filterPolicies: [new BloomFilterPolicy(10)] });
       expect([levelDBLike.filterPolicyName, levelDBLike.filterScope]).toEqual(['leveldb.BuiltinBloomFilter2', 'block']);

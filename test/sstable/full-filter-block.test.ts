@@ -2,13 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FilterPolicy } from '../../src/filter/policy.js';
 import { RibbonFilterPolicy } from '../../src/filter/ribbon.js';
+import { BlockedBloomFilterPolicy } from '../../src/filter/blocked-bloom.js';
 import { keyHash } from '../../src/filter/ribbon-format.js';
 import { FullFilterBuilder } from '../../src/sstable/full-filter-block.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
 /** The same policy behind a plain FilterPolicy object: builders take the generic path (keys copied, one createFilter call). */
-function behindPlainObject(policy: RibbonFilterPolicy): FilterPolicy {
+function behindPlainObject(policy: FilterPolicy): FilterPolicy {
   return {
     name: policy.name,
     createFilter: (keys) => policy.createFilter(keys),
@@ -17,7 +18,13 @@ function behindPlainObject(policy: RibbonFilterPolicy): FilterPolicy {
   };
 }
 
-describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into rows as they are added)', () => {
+/** The built-in policies whose filters FullFilterBuilder makes from each key's hash as it arrives. */
+const HASHING_POLICIES: readonly (readonly [string, (bitsPerKey: number) => FilterPolicy])[] = [
+  ['Ribbon (keys hashed into rows)', (b) => new RibbonFilterPolicy(b)],
+  ['blocked Bloom (keys kept as their keyHash words)', (b) => new BlockedBloomFilterPolicy(b)],
+];
+
+describe.each(HASHING_POLICIES)('FullFilterBuilder with the built-in %s policy', (_label, make) => {
   it("writes the very bytes the policy's createFilter gives through the generic path", () => {
     // The same policy behind a plain FilterPolicy object takes the generic path (keys copied,
     // one createFilter call): the filter must be byte for byte the same, and the distinct-key
@@ -25,7 +32,7 @@ describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into ro
     const keysArb = fc.array(fc.uint8Array({ maxLength: 20, max: 3 }), { maxLength: 300 });
     fc.assert(
       fc.property(keysArb, fc.integer({ min: 1, max: 24 }), fc.boolean(), (keys, bitsPerKey, sorted) => {
-        const ribbon = new RibbonFilterPolicy(bitsPerKey);
+        const ribbon = make(bitsPerKey);
         const generic = behindPlainObject(ribbon);
         const list = sorted ? [...keys].sort(Buffer.compare) : keys;
         const fast = new FullFilterBuilder(ribbon);
@@ -47,16 +54,16 @@ describe('FullFilterBuilder with the built-in Ribbon policy (keys hashed into ro
 
   it('addDistinctKey, given no key equal to the one before it (with or without its keyHash), builds what addKey builds, on both paths', () => {
     // The table builder knows whether a user key is new and calls addDistinctKey: the bytes and
-    // the key count must be those of addKey, for the Ribbon rows and for the generic (copying) path.
+    // the key count must be those of addKey, for the hashed keys and for the generic (copying) path.
     const keysArb = fc.array(fc.uint8Array({ maxLength: 12, max: 2 }), { maxLength: 200 });
     fc.assert(
       fc.property(keysArb, fc.integer({ min: 1, max: 20 }), (raw, bitsPerKey) => {
         const keys = [...raw].sort(Buffer.compare).filter((k, i, all) => i === 0 || Buffer.compare(k, all[i - 1]!) !== 0);
-        const ribbon = new RibbonFilterPolicy(bitsPerKey);
+        const ribbon = make(bitsPerKey);
         for (const policy of [ribbon, behindPlainObject(ribbon)]) {
           const checked = new FullFilterBuilder(policy);
           const distinct = new FullFilterBuilder(policy);
-          // As the table builder calls it: with the key's keyHash, which the Ribbon path uses.
+          // As the table builder calls it: with the key's keyHash, which the hashing paths use.
           const hashed = new FullFilterBuilder(policy);
           const hash = new Int32Array(2);
           for (const key of keys) {
