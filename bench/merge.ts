@@ -8,7 +8,7 @@
  * Setup: five level-1 tables holding about 130,000 distinct seeded random db_bench keys (`%016d` of
  * a number below 1,000,000; 100-byte half-compressible values), then four level-0 tables of 35,000
  * more each (newer sequence numbers, as in a database), the
- * default table options (lz4, Bloom block filter, Ribbon table filter, 4 KiB blocks), in a temporary
+ * default table options (lz4, Bloom block filter, blocked Bloom table filter, 4 KiB blocks), in a temporary
  * directory. Each round merges them all into level 1 (2 MiB outputs), as a worker does: the merge's
  * steps with a turn of the event loop between them (compaction/job-steps.ts). Prints, per round,
  * CPU and wall time per input entry; the first rounds warm the JIT up.
@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { compactionSteps } from '../src/compaction/compaction.js';
 import { runStepsYielding } from '../src/compaction/job-steps.js';
 import { BloomFilterPolicy } from '../src/filter/bloom.js';
-import { RibbonFilterPolicy } from '../src/filter/ribbon.js';
+import { BlockedBloomFilterPolicy } from '../src/filter/blocked-bloom.js';
 import { encodeInternalKey, ValueType } from '../src/format/internal-key.js';
 import { NodeFileSystem } from '../src/fs/node-fs.js';
 import { CompressionType } from '../src/sstable/compression.js';
@@ -38,7 +38,7 @@ const random = new SeededRandom(5);
 const tableOptions = {
   compression: CompressionType.LZ4,
   filterPolicy: new BloomFilterPolicy(10),
-  tableFilterPolicy: new RibbonFilterPolicy(10),
+  tableFilterPolicy: new BlockedBloomFilterPolicy(15),
   filterScope: 'both' as const,
 };
 let sequence = 1;
