@@ -26,13 +26,17 @@ export function runSteps<T>(steps: JobSteps<T>): T {
   }
 }
 
-const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** One turn of the event loop. */
+export const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** Runs the steps with a turn of the event loop after each one (on a worker thread). */
-export async function runStepsYielding<T>(steps: JobSteps<T>): Promise<T> {
+/**
+ * Runs the steps with `between()` awaited after each one (on a worker thread): by default a turn
+ * of the event loop; a worker may also hold a merge there while a flush runs (worker.ts).
+ */
+export async function runStepsYielding<T>(steps: JobSteps<T>, between: () => Promise<void> = turn): Promise<T> {
   for (;;) {
     const r = steps.next();
     if (r.done === true) return r.value;
-    await turn();
+    await between();
   }
 }

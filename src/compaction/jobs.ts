@@ -127,11 +127,11 @@ export function executeJob(fs: FileSystem, job: Job, stop?: StopFlag): JobResult
 }
 
 /**
- * `executeJob` on a worker thread: the same job, with a turn of the worker's event loop every
- * STEP_ENTRIES entries (job-steps.ts says why).
+ * `executeJob` on a worker thread: the same job, with `between()` (by default a turn of the
+ * worker's event loop) every STEP_ENTRIES entries (job-steps.ts says why).
  */
-export function executeJobYielding(fs: FileSystem, job: Job, stop?: StopFlag): Promise<JobResult> {
-  return runStepsYielding(jobSteps(fs, job, stop));
+export function executeJobYielding(fs: FileSystem, job: Job, stop?: StopFlag, between?: () => Promise<void>): Promise<JobResult> {
+  return runStepsYielding(jobSteps(fs, job, stop), between);
 }
 
 function* jobSteps(fs: FileSystem, job: Job, stop?: StopFlag): JobSteps<JobResult> {

@@ -9,33 +9,55 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJobYielding } from './jobs.js';
+import { turn } from './job-steps.js';
 import { serializeError } from './job-errors.js';
 import type { JobMessage, WorkerReady } from './runner.js';
 
 const port = (workerData as { port: MessagePort }).port;
 const fs = new NodeFileSystem();
 
-// Jobs run one at a time, in order (runner.ts), though each lets the event loop turn between its
-// steps (job-steps.ts): the next job's message waits in this chain.
+// Merges run one at a time, in order, though each lets the event loop turn between its steps
+// (job-steps.ts): the next merge's message waits in this chain. A flush starts at once, and a
+// running merge pauses at its next step until no flush runs (LevelDB's compaction loop writes a
+// waiting memtable first, too): writers wait for a flush, and the flush worker also runs the second
+// part of a split level-0 merge (db/background.ts), which takes several times as long.
 let previous: Promise<void> = Promise.resolve();
+let flushesRunning = 0;
+let mergesHeld: (() => void)[] = [];
 
-async function run(message: JobMessage): Promise<void> {
+async function mergeTurn(): Promise<void> {
+  await turn();
+  while (flushesRunning > 0) await new Promise<void>((resolve) => mergesHeld.push(resolve));
+}
+
+async function run(message: JobMessage, between: () => Promise<void>): Promise<void> {
   try {
-    port.postMessage({ id: message.id, result: await executeJobYielding(fs, message.job, message.stop) });
+    port.postMessage({ id: message.id, result: await executeJobYielding(fs, message.job, message.stop, between) });
   } catch (err) {
     port.postMessage({ id: message.id, error: serializeError(err) });
   }
 }
 
+/** `run` answers every error itself; one it could not answer (postMessage failing) ends the worker as an uncaught exception, and the runner fails its jobs and starts a new one. */
+function rethrowLater(err: unknown): void {
+  setImmediate(() => {
+    throw err;
+  });
+}
+
 parentPort!.on('message', (message: JobMessage) => {
-  // `run` answers every error itself; one it could not answer (postMessage failing) ends the
-  // worker as an uncaught exception, and the runner fails its jobs and starts a new one.
-  previous = previous
-    .then(() => run(message))
-    .catch((err: unknown) => {
-      setImmediate(() => {
-        throw err;
-      });
-    });
+  if (message.job.kind === 'flush') {
+    flushesRunning++;
+    run(message, turn)
+      .finally(() => {
+        if (--flushesRunning > 0) return;
+        const held = mergesHeld;
+        mergesHeld = [];
+        for (const resume of held) resume();
+      })
+      .catch(rethrowLater);
+    return;
+  }
+  previous = previous.then(() => run(message, mergeTurn)).catch(rethrowLater);
 });
 port.postMessage({ ready: true } satisfies WorkerReady);

@@ -9,7 +9,8 @@ import { ValueType } from '../../src/format/internal-key.js';
 import { MemTable } from '../../src/memtable/memtable.js';
 import { CompressionType } from '../../src/sstable/compression.js';
 import { TableCache } from '../../src/sstable/table-cache.js';
-import type { FlushJob, JobResult, TableShape } from '../../src/compaction/jobs.js';
+import type { CompactJob, Job, JobResult, TableShape } from '../../src/compaction/jobs.js';
+import { levelZeroMerge } from '../support/compaction-task.js';
 import { InlineRunner, WorkerRunner, type JobRunner } from '../../src/compaction/runner.js';
 
 const dirs: string[] = [];
@@ -23,7 +24,7 @@ function memtable(n: number): MemTable {
   return mem;
 }
 
-function run(runner: JobRunner, job: FlushJob): Promise<JobResult> {
+function run(runner: JobRunner, job: Job): Promise<JobResult> {
   return new Promise((resolve, reject) => runner.submit(job, (err, result) => (err ? reject(err) : resolve(result!))));
 }
 
@@ -38,6 +39,32 @@ function countEntries(fs: NodeFileSystem | MemFileSystem, dir: string, number: n
 }
 
 describe('background runners', () => {
+  it('a worker runs a flush that arrives during a merge first: the merge waits at its next step', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+    dirs.push(dir);
+    const runner = new WorkerRunner();
+    // Four level-0 tables of 30,000 entries: a merge of many steps.
+    const upper = [];
+    for (let t = 0; t < 4; t++) {
+      const mem = new MemTable();
+      for (let i = 0; i < 30_000; i++) mem.add(t * 30_000 + i + 1, ValueType.VALUE, Buffer.from(`key-${String(i * 4 + t).padStart(7, '0')}`), Buffer.alloc(60, i & 0xff));
+      const result = await run(runner, { kind: 'flush', dir, number: 10 + t, entries: mem.exportState(), shape });
+      if (result.kind !== 'flush') throw new Error('flush failed');
+      upper.unshift(result.file);
+    }
+    const { filterPolicy: _f, ...task } = levelZeroMerge(dir, upper, {
+      maxFileSize: 2 * 1024 * 1024,
+      outputNumbers: Array.from({ length: 50 }, (_, i) => 100 + i),
+    });
+    const merge: CompactJob = { kind: 'compact', task, shape };
+    const order: string[] = [];
+    const merged = run(runner, merge).then((r) => order.push(r.kind));
+    const flushed = run(runner, { kind: 'flush', dir, number: 20, entries: memtable(2000).exportState(), shape }).then((r) => order.push(r.kind));
+    await Promise.all([merged, flushed]);
+    expect(order).toEqual(['flush', 'compact']);
+    await runner.close();
+  });
+
   it('a worker flushes an exported memtable into a table holding every entry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
     dirs.push(dir);
