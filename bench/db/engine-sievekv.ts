@@ -122,13 +122,13 @@ export const sievekvEngine: Engine = {
     return `sievekv ${pkg.version} (this checkout)`;
   },
   options:
-    'DB.open(dir) defaults: lz4, Bloom 10 bits/key per 2 KiB block filter, memtable Bloom 10 bits/key, ' +
-    'writeBufferSize 4 MiB, blockSize 4 KiB, block cache 8 MiB, maxFileSize 2 MiB, block checksums verified on read',
+    'DB.open(dir) defaults: lz4, Bloom 10 bits/key per 2 KiB block filter, whole-table blocked Bloom 15 bits/key, memtable Bloom 10 bits/key, ' +
+    'level 0 compacted at 4 files, slowed at 20, stopped at 36, writeBufferSize 4 MiB, blockSize 4 KiB, block cache 8 MiB, maxFileSize 2 MiB, block checksums verified on read',
   memory:
     'the memtable (writeBufferSize 4 MiB of nodes: keys, values, 12 + 4·height bytes of header and tower each, in one buffer ' +
     'of 4.5 MiB allocated up front, plus an 80 KiB Bloom); while a flush runs, the full memtable too and a copy of its buffer ' +
     'transferred to the flush worker; the block cache (8 MiB of uncompressed blocks); open tables (up to maxOpenFiles 1000) with their index ' +
-    'blocks and filters (per-block Bloom, whole-table Ribbon); two worker threads, flush and compaction, each with its own V8 heap ' +
+    'blocks and filters (per-block Bloom, whole-table blocked Bloom); two worker threads, flush and compaction, each with its own V8 heap ' +
     '(young generation capped at 8 MiB; the compaction one holds the blocks it merges and the filter keys of the table it ' +
     'builds); a 32 KiB WAL frame',
   async open(dir: string, style: Style, synced: boolean) {
