@@ -8,6 +8,7 @@ import { BlockedBloomFilterPolicy } from './filter/blocked-bloom.js';
 import type { FilterPolicy } from './filter/policy.js';
 import type { FileSystem } from './fs/file-system.js';
 import { NodeFileSystem } from './fs/node-fs.js';
+import { availableParallelism } from 'node:os';
 import { CompressionType } from './sstable/compression.js';
 
 export type CompressionName = 'none' | 'snappy' | 'lz4';
@@ -112,6 +113,14 @@ export interface Options {
    * size at peak. @defaultValue 64 MiB
    */
   maxBatchSize?: number;
+  /**
+   * Worker threads for flushes and compactions, 1 or 2. One runs every job (a flush before the
+   * rest of a merge); a second runs the second part of a level-0 merge split in two while writers
+   * are slowed. Each is a V8 heap of its own. @defaultValue 1 on a machine of 2 cores or fewer
+   * (the writer and one worker keep both busy: a second worker cost 15% more CPU and 40-80 MB of
+   * RSS for no faster batched writes, BENCHMARKS.md), else 2
+   */
+  backgroundThreads?: number;
   /** Where the bytes go. @defaultValue the real file system (NodeFileSystem) */
   fs?: FileSystem;
 }
@@ -140,6 +149,7 @@ export interface ResolvedOptions {
   readonly verifyChecksums: boolean;
   readonly memtableBloomBitsPerKey: number;
   readonly maxBatchSize: number;
+  readonly backgroundThreads: number;
   readonly fs: FileSystem;
 }
 
@@ -147,7 +157,7 @@ const KNOWN = new Set<string>([
   'createIfMissing', 'errorIfExists', 'readOnly', 'paranoidChecks', 'writeBufferSize', 'blockSize',
   'blockRestartInterval', 'compression', 'filterPolicy', 'tableFilterPolicy', 'filterScope', 'blockCacheSize', 'tableFileCacheSize',
   'maxOpenFiles', 'maxFileSize', 'l0CompactionTrigger', 'l0SlowdownTrigger', 'l0StopTrigger',
-  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'fs',
+  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'backgroundThreads', 'fs',
 ]);
 
 const COMPRESSION: Record<CompressionName, CompressionType> = {
@@ -236,6 +246,7 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
     verifyChecksums: bool(options, 'verifyChecksums', true),
     memtableBloomBitsPerKey: int(options, 'memtableBloomBitsPerKey', 10, 0, 64),
     maxBatchSize: int(options, 'maxBatchSize', 64 * 1024 * 1024, 1024, 1 << 30),
+    backgroundThreads: int(options, 'backgroundThreads', availableParallelism() > 2 ? 2 : 1, 1, 2),
     fs,
   };
   if (resolved.readOnly && resolved.errorIfExists) {

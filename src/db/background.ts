@@ -128,7 +128,13 @@ export class BackgroundWork {
     // A worker that cannot start says so in the LOG, and its jobs run on this thread instead.
     const report = (message: string): void => host.info.log(message);
     this.#flushRunner = useWorkers ? new WorkerRunner({ name: 'flush', fs: options.fs, report }) : new InlineRunner(options.fs);
-    this.#compactRunner = useWorkers ? new WorkerRunner({ name: 'compaction', fs: options.fs, report }) : new InlineRunner(options.fs);
+    // One worker runs every job; a second (backgroundThreads 2) the merges, and with the first the
+    // two parts of a split level-0 merge.
+    this.#compactRunner = !useWorkers
+      ? new InlineRunner(options.fs)
+      : options.backgroundThreads === 1
+        ? this.#flushRunner
+        : new WorkerRunner({ name: 'compaction', fs: options.fs, report });
     this.#inline = !useWorkers;
   }
 
@@ -544,7 +550,7 @@ export class BackgroundWork {
   #subcompactions(choice: Extract<CompactionChoice, { kind: 'merge' }>, outputBytes: number): { begin?: Uint8Array; end?: Uint8Array }[] {
     const lower = choice.inputs[1];
     const l0 = this.#host.versions.current.numFiles(choice.region, 0);
-    if (this.#inline || choice.level !== 0 || lower.length < 2 || outputBytes < SUBCOMPACTION_MIN_FILES * this.#host.options.maxFileSize || l0 < this.#host.options.l0SlowdownTrigger) {
+    if (this.#inline || this.#compactRunner === this.#flushRunner || choice.level !== 0 || lower.length < 2 || outputBytes < SUBCOMPACTION_MIN_FILES * this.#host.options.maxFileSize || l0 < this.#host.options.l0SlowdownTrigger) {
       return [{}];
     }
     const middle = lower[lower.length >>> 1]!.smallest;
@@ -649,6 +655,6 @@ export class BackgroundWork {
    */
   async close(): Promise<void> {
     this.#closing = true;
-    await Promise.all([this.#flushRunner.close(), this.#compactRunner.close()]);
+    await Promise.all(this.#compactRunner === this.#flushRunner ? [this.#flushRunner.close()] : [this.#flushRunner.close(), this.#compactRunner.close()]);
   }
 }

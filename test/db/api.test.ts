@@ -58,6 +58,8 @@ describe('bad options', () => {
     ['not a filter policy', { filterPolicy: { name: 'x' } }],
     ['not a file system', { fs: {} }],
     ['inconsistent triggers', { l0CompactionTrigger: 10, l0SlowdownTrigger: 5 }],
+    ['no background thread', { backgroundThreads: 0 }],
+    ['three background threads', { backgroundThreads: 3 }],
   ];
   it.each(cases)('%s: INVALID_ARGUMENT and nothing created', async (_, bad) => {
     const fs = new MemFileSystem();

@@ -1,7 +1,7 @@
 /**
  * Subcompactions: a level-0 merge started while level 0 is at the slowdown trigger runs in two
- * parts at once, split at a user key (the second on the flush worker). Real files, so the parts
- * really run on two worker threads. The database must hold exactly what was written, every level
+ * parts at once, split at a user key (the second on the flush worker), with two background
+ * threads. Real files, so the parts really run on two worker threads. The database must hold exactly what was written, every level
  * ≥ 1 sorted and disjoint, and the LOG must show merges that ran in parts.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +24,7 @@ it('level-0 merges under write pressure run in two parts and lose or duplicate n
     l0SlowdownTrigger: 4,
     l0StopTrigger: 8,
     compression: 'none' as const,
+    backgroundThreads: 2,
   };
   let db = await DB.open(dir, options);
   const expected = new Map<string, string>();
@@ -63,4 +64,27 @@ it('level-0 merges under write pressure run in two parts and lose or duplicate n
   await db.compactRange();
   check(db);
   await db.close();
+});
+
+it('with one background thread, level-0 merges under the same pressure run whole', async () => {
+  const dir = join(root, 'one');
+  const options = { writeBufferSize: 32 * 1024, maxFileSize: 8 * 1024, l0SlowdownTrigger: 4, l0StopTrigger: 8, compression: 'none' as const, backgroundThreads: 1 };
+  const db = await DB.open(dir, options);
+  const random = rng(testSeed());
+  const expected = new Map<string, string>();
+  for (let b = 0; b < 60; b++) {
+    const ops = Array.from({ length: 200 }, () => {
+      const key = `k${String(Math.floor(random() * 20_000)).padStart(6, '0')}`;
+      const value = `v${b}-${key}`.repeat(3);
+      expected.set(key, value);
+      return { type: 'put' as const, key, value };
+    });
+    db.batchSync(ops);
+  }
+  await db.compactRange();
+  for (const [k, v] of expected) expect((await db.get(k))?.toString()).toBe(v);
+  await db.close();
+  const log = readFileSync(join(dir, 'LOG'), 'utf8');
+  expect(log).toMatch(/compacted region 0: \d+@0/);
+  expect(log).not.toMatch(/in 2 parts/);
 });
