@@ -409,6 +409,29 @@ describe('synchronous twins', () => {
     await b2.close();
   });
 
+  it('batches of every size in a row, committed at once or queued behind a synced group, each write exactly their own entries', async () => {
+    const fs = new MemFileSystem();
+    const db = await DB.open('/db', { fs, writeBufferSize: 64 * 1024 });
+    const model = new Map<string, string>();
+    const ops = (round: number, n: number): { type: 'put'; key: string; value: string }[] =>
+      Array.from({ length: n }, (_, i) => ({ type: 'put' as const, key: `r${round}-${i}`, value: `${round}`.repeat((i % 7) * 40) }));
+    const pending: Promise<void>[] = [];
+    for (let round = 0; round < 40; round++) {
+      const batch = ops(round, [1000, 3, 0, 250, 1][round % 5]!);
+      for (const op of batch) model.set(op.key, op.value);
+      if (round % 3 === 0) db.batchSync(batch);
+      else pending.push(db.batch(batch, { sync: round % 4 === 1 }));
+    }
+    await Promise.all(pending);
+    const seen = new Map<string, string>();
+    for await (const [k, v] of db.iterator()) seen.set(k.toString(), v.toString());
+    expect(seen).toEqual(new Map([...model].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+    await db.close();
+    const again = await DB.open('/db', { fs });
+    for (const [k, v] of model) expect(again.getSync(k)?.toString()).toBe(v);
+    await again.close();
+  });
+
   it('a synchronous write while a synced group waits for its fdatasync keeps the order of writes', async () => {
     const db = await DB.open('/db', { fs: new MemFileSystem() });
     const pending = [db.put('x', 'from-async-1', { sync: true }), db.put('x', 'from-async-2', { sync: true })];
