@@ -91,8 +91,9 @@ export interface Options {
    * Level-0 files at which writes are delayed. @defaultValue 20 (RocksDB's; LevelDB's is 8). A
    * whole-table filter makes a level-0 file cost a point lookup one filter probe, and letting level
    * 0 grow under a burst of writes makes each merge into level 1 take more new data per rewrite of
-   * level 1: 1,000,000 random batched writes and as many overwrites moved 40% fewer bytes into
-   * level 1 and ran 1.3-1.4× faster than at 8 (BENCHMARKS.md, issue 10 session 8).
+   * level 1: 1,000,000 random batched writes and as many overwrites moved 45% fewer bytes into
+   * level 1 and ran 1.2-1.3× (writes) and 1.1× (overwrites) as fast as at 8 (BENCHMARKS.md, issue 10
+   * session 8). Reads pay one filter probe more per level-0 file.
    */
   l0SlowdownTrigger?: number;
   /** Level-0 files at which writes wait for compaction. @defaultValue 36 (RocksDB's; LevelDB's is 12) */
