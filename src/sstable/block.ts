@@ -249,9 +249,49 @@ export class BlockIterator {
       }
     }
     this.seekToRestartPoint(left);
+    if (usesBytewiseInternalKeys(cmp) && targetEnd - targetStart >= INTERNAL_KEY_TRAILER_SIZE) {
+      this.scanToInternalKey(target, targetStart, targetEnd);
+      return;
+    }
     for (;;) {
       if (!this.parseNext()) return;
       if (cmp.compare(this.keyBuf, 0, this.keyLen, target, targetStart, targetEnd) >= 0) return;
+    }
+  }
+
+  /**
+   * The linear part of `seek` for bytewise internal keys: steps forward to the first entry at or
+   * after the internal key `target[targetStart, targetEnd)`, comparing only what the block's prefix
+   * compression leaves open. With d the first byte where the last key's user key differs from the
+   * target's (the last key sorting lower), an entry that shares s > d bytes with the last key keeps
+   * its lower byte d: it sorts before the target, uncompared. One that shares s ≤ d bytes equals the
+   * target up to byte s: it is compared from there. (Only the bytes an entry says it shares are
+   * trusted, not that they are all it could share: a restart entry shares none.)
+   */
+  private scanToInternalKey(target: Uint8Array, targetStart: number, targetEnd: number): void {
+    const targetUserLen = targetEnd - targetStart - INTERNAL_KEY_TRAILER_SIZE;
+    let d = -1; // where the last key's user key and the target's first differ (-1: not known)
+    for (;;) {
+      if (!this.parseNext()) return;
+      const s = this.hShared;
+      const key = this.keyBuf;
+      const userLen = this.keyLen - INTERNAL_KEY_TRAILER_SIZE;
+      let i = 0;
+      if (d >= 0) {
+        if (s > d && d < userLen) continue;
+        i = s < d ? s : d;
+      }
+      const n = userLen < targetUserLen ? userLen : targetUserLen;
+      while (i < n && key[i] === target[targetStart + i]) i++;
+      if (i < n) {
+        if (key[i]! > target[targetStart + i]!) return;
+        d = i;
+        continue;
+      }
+      // One user key is a prefix of the other, or they are equal: the whole order decides, and the
+      // next entry is compared from its start.
+      if (this.comparator.compare(key, 0, this.keyLen, target, targetStart, targetEnd) >= 0) return;
+      d = -1;
     }
   }
 
