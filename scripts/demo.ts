@@ -7,7 +7,7 @@
  */
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { BloomFilter, BloomFilterPolicy, DB, HyperLogLog, RibbonFilterPolicy } from '../src/index.js';
+import { BlockedBloomFilterPolicy, BloomFilter, BloomFilterPolicy, DB, HyperLogLog, RibbonFilterPolicy } from '../src/index.js';
 import { main as cli } from '../src/tools/cli.js';
 
 const dir = resolve(process.argv[2] ?? 'sievekv-demo');
@@ -74,7 +74,7 @@ async function run(): Promise<void> {
   for (let i = 0; i < 1_000_000; i++) hll.add(key(i % 250_000));
   write(`  HyperLogLog(p=14) over 1,000,000 adds of 250,000 distinct keys: ${Math.round(hll.count()).toLocaleString()}\n`);
   const keys = Array.from({ length: 10_000 }, (_, i) => Buffer.from(key(i)));
-  for (const policy of [new BloomFilterPolicy(10), new RibbonFilterPolicy(10)]) {
+  for (const policy of [new BloomFilterPolicy(10), new BlockedBloomFilterPolicy(15), new RibbonFilterPolicy(10)]) {
     const filter = policy.createFilter(keys);
     let hits = 0;
     for (let i = 0; i < 100_000; i++) if (policy.keyMayMatch(Buffer.from(`missing:${i}`), filter)) hits++;
