@@ -236,7 +236,7 @@ export class TableBuilder {
       }
       if (newUserKey) {
         this.userKeys++;
-        // One hash of the key for the sketch and (Ribbon) the whole-table filter.
+        // One hash of the key for the sketch and the whole-table filter (either built-in policy).
         const hash = this.keyHash;
         keyHash(key, keyStart, userEnd, hash, 0);
         addKeyHashToSketch(this.sketch, hash[0]!, hash[1]!);
