@@ -148,23 +148,26 @@ class MergeOutputs {
   builder: TableBuilder | null = null;
   #file: WritableFile | null = null;
   #nextNumber = 0;
+  readonly #fs: FileSystem;
+  readonly #task: CompactionTask;
+  readonly #stop: StopFlag | undefined;
 
-  constructor(
-    readonly fs: FileSystem,
-    readonly task: CompactionTask,
-    readonly stop: StopFlag | undefined,
-  ) {}
+  constructor(fs: FileSystem, task: CompactionTask, stop: StopFlag | undefined) {
+    this.#fs = fs;
+    this.#task = task;
+    this.#stop = stop;
+  }
 
   /** True while a reserved number is left for another table. */
   get canCut(): boolean {
-    return this.#nextNumber < this.task.outputNumbers.length;
+    return this.#nextNumber < this.#task.outputNumbers.length;
   }
 
   open(): TableBuilder {
-    const task = this.task;
+    const task = this.#task;
     const number = task.outputNumbers[this.#nextNumber++];
     if (number === undefined) throw new Error('compaction ran out of reserved output file numbers');
-    const file = this.fs.createWritable(tableFileName(task.dir, number));
+    const file = this.#fs.createWritable(tableFileName(task.dir, number));
     this.#file = file;
     this.builder = new TableBuilder(file, {
       blockSize: task.blockSize,
@@ -181,7 +184,7 @@ class MergeOutputs {
   finish(): void {
     // Finishing a table (its last blocks, filters, an fdatasync) is the longest step the loop
     // cannot look at the stop flag in: look before it.
-    if (isStopped(this.stop)) throw new JobAbandoned();
+    if (isStopped(this.#stop)) throw new JobAbandoned();
     const b = this.builder!;
     b.finish();
     this.#file!.sync();
@@ -200,7 +203,7 @@ class MergeOutputs {
     } catch {
       // already failing
     }
-    for (const o of this.files) this.fs.remove(tableFileName(this.task.dir, o.number));
+    for (const o of this.files) this.#fs.remove(tableFileName(this.#task.dir, o.number));
   }
 }
 
