@@ -119,7 +119,8 @@ export interface Options {
    * rest of a merge); a second runs the second part of a level-0 merge split in two while writers
    * are slowed. Each is a V8 heap of its own. @defaultValue 1 on a machine of 2 cores or fewer
    * (the writer and one worker keep both busy: a second worker cost 15% more CPU and 40-80 MB of
-   * RSS for no faster batched writes, BENCHMARKS.md), else 2
+   * RSS; random batched writes ran 10-20% slower with it, overwrites 1-8% faster; BENCHMARKS.md),
+   * else 2
    */
   backgroundThreads?: number;
   /** Where the bytes go. @defaultValue the real file system (NodeFileSystem) */
