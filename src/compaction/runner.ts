@@ -123,10 +123,13 @@ export interface JobMessage {
   readonly job: Job;
   readonly stop: StopFlag;
 }
-interface JobAnswer {
+/** What the worker posts for each job. */
+export interface JobAnswer {
   readonly id: number;
   readonly result?: JobResult;
   readonly error?: SerializedError;
+  /** A flush's memtable copy, transferred back once the flush is done with it (for `recycle`). */
+  readonly arena?: ArrayBuffer;
 }
 type WorkerMessage = WorkerReady | JobAnswer;
 
@@ -175,6 +178,8 @@ export interface WorkerRunnerOptions {
   readonly startWorker?: (port: MessagePort) => Worker;
   /** How long a worker may take to say it is ready. @defaultValue STARTUP_LIMIT_MS */
   readonly startupLimitMs?: number;
+  /** Takes the memtable copies flushes hand back (the database's ArenaPool). @defaultValue drop them */
+  readonly recycle?: (buffer: ArrayBuffer) => void;
 }
 
 function describeError(err: unknown): string {
@@ -189,6 +194,7 @@ export class WorkerRunner implements JobRunner {
   readonly #report: (message: string) => void;
   readonly #startWorker: (port: MessagePort) => Worker;
   readonly #startupLimitMs: number;
+  readonly #recycle: ((buffer: ArrayBuffer) => void) | undefined;
   /**
    * Jobs submitted and not yet done, in submission order. A job is kept until it is posted (a
    * fallback may still run it here), then dropped: its memtable copy can be large.
@@ -214,6 +220,7 @@ export class WorkerRunner implements JobRunner {
     this.#report = options.report ?? (() => {});
     this.#startWorker = options.startWorker ?? startJobWorker;
     this.#startupLimitMs = options.startupLimitMs ?? STARTUP_LIMIT_MS;
+    this.#recycle = options.recycle;
   }
 
   get pending(): number {
@@ -287,6 +294,7 @@ export class WorkerRunner implements JobRunner {
       for (const id of held) this.#post(id);
       return;
     }
+    if (m.arena !== undefined) this.#recycle?.(m.arena);
     const entry = this.#waiting.get(m.id);
     if (entry === undefined) return;
     this.#waiting.delete(m.id);

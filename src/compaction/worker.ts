@@ -11,7 +11,8 @@ import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJobYielding } from './jobs.js';
 import { turn } from './job-steps.js';
 import { serializeError } from './job-errors.js';
-import type { JobMessage, WorkerReady } from './runner.js';
+import { MemTable } from '../memtable/memtable.js';
+import type { JobAnswer, JobMessage, WorkerReady } from './runner.js';
 
 const port = (workerData as { port: MessagePort }).port;
 const fs = new NodeFileSystem();
@@ -31,11 +32,18 @@ async function mergeTurn(): Promise<void> {
 }
 
 async function run(message: JobMessage, between: () => Promise<void>): Promise<void> {
+  let answer: Omit<JobAnswer, 'arena'>;
   try {
-    port.postMessage({ id: message.id, result: await executeJobYielding(fs, message.job, message.stop, between) });
+    answer = { id: message.id, result: await executeJobYielding(fs, message.job, message.stop, between) };
   } catch (err) {
-    port.postMessage({ id: message.id, error: serializeError(err) });
+    answer = { id: message.id, error: serializeError(err) };
   }
+  // A flush's copy of the memtable goes back with the answer, for the database to reuse
+  // (memtable/arena-pool.ts): left here, it would wait for this heap's next full collection.
+  const job = message.job;
+  const arena = job.kind === 'flush' && !(job.entries instanceof MemTable) ? job.entries.buffer : undefined;
+  if (arena === undefined) port.postMessage(answer);
+  else port.postMessage({ ...answer, arena } satisfies JobAnswer, [arena]);
 }
 
 /** `run` answers every error itself; one it could not answer (postMessage failing) ends the worker as an uncaught exception, and the runner fails its jobs and starts a new one. */

@@ -27,6 +27,7 @@ import { invalidArgument, isSieveError, notSupported, SieveError, ErrorCode, ioE
 import type { FileLock, FileSystem } from '../fs/file-system.js';
 import { isNotFound } from '../fs/file-system.js';
 import { KeyProbes } from '../filter/key-probes.js';
+import { ArenaPool } from '../memtable/arena-pool.js';
 import { EntryRun } from '../memtable/entry-run.js';
 import { Lookup, MemTable } from '../memtable/memtable.js';
 import { ValueType } from '../format/internal-key.js';
@@ -100,6 +101,8 @@ export class DBImpl {
   /** Iterators not yet closed: the database ends them when it closes. */
   readonly openIterators = new Set<EntryIterator>();
   readonly regions: Region[];
+  /** The memtables' arenas, recycled (BackgroundHost.arenas). */
+  readonly arenas: ArenaPool;
   readonly tables: TableAccess[];
   /** Opened with `readOnly`: no lock, nothing written, `refresh()` re-reads the writer's state. */
   readonly readOnly: boolean;
@@ -132,13 +135,11 @@ export class DBImpl {
     this.#versions = new VersionSet(dir, fs, router.regions.length);
     this.stats = new DBStats(router.regions.length);
     const bloomBits = Math.ceil((options.writeBufferSize / 64) * options.memtableBloomBitsPerKey);
-    const newMemTable = (): MemTable =>
-      // A memtable is switched once it holds writeBufferSize bytes; the last write may go a little
-      // past it. Untouched pages of the buffer cost no memory, so size it for that from the start.
-      new MemTable({
-        bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0,
-        initialArenaBytes: options.writeBufferSize + (options.writeBufferSize >>> 3),
-      });
+    // A memtable is switched once it holds writeBufferSize bytes; the last write may go a little
+    // past it. Untouched pages of the buffer cost no memory, so size it for that from the start.
+    // Arenas are recycled through the pool: memtable/arena-pool.ts says why.
+    this.arenas = new ArenaPool(Math.max(1024, (options.writeBufferSize + (options.writeBufferSize >>> 3) + 3) & ~3));
+    const newMemTable = (): MemTable => new MemTable({ bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0, pool: this.arenas });
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);
     const residentFiles = options.tableFileCacheSize > 0 ? new ResidentFiles(options.tableFileCacheSize) : undefined;
@@ -158,6 +159,7 @@ export class DBImpl {
       options,
       versions: this.#versions,
       regions: this.regions,
+      arenas: this.arenas,
       tables: this.tables,
       snapshots: this.snapshots,
       stats: this.stats,
@@ -851,6 +853,7 @@ export class DBImpl {
       this.#info.log(`flushed region ${region.index} memtable (${mem.count} entries) to table ${number} (${meta.fileSize} bytes)`);
       region.switchMemTable();
       region.imm = null;
+      mem.retire();
     }
   }
 

@@ -7,8 +7,9 @@
  * rewritten, and replaced when it grows). `value()` is a view of the memtable's arena, which the
  * memtable never overwrites, but callers must still treat it as borrowed (the contract).
  *
- * Owned by the database's JavaScript thread, like the memtable. The memtable must outlive the
- * iterator (the database pins it until the iterator closes); `close()` only drops the position.
+ * Owned by the database's JavaScript thread, like the memtable. Made from a memtable, the iterator
+ * pins it (MemTable.pin) until `close()`, so a flushed memtable's arena is not recycled under it;
+ * `close()` also drops the position.
  */
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
@@ -26,6 +27,9 @@ const HI_ABOVE_MAX_SEQUENCE = 0x20000000;
 
 export class MemTableInternalIterator implements InternalIterator {
   readonly #it: MemTableIterator;
+  /** The memtable pinned until close, if the iterator was made from one. */
+  #pinned: MemTable | null = null;
+  #closed = false;
   #keyBuf = allocateBytes(64);
   /** The current internal key as a view of #keyBuf, or null when not built since the last move. */
   #key: Uint8Array | null = null;
@@ -34,7 +38,13 @@ export class MemTableInternalIterator implements InternalIterator {
 
   /** Iterates `source` (a memtable, or one of its iterators, which this adapter then owns). */
   constructor(source: MemTable | MemTableIterator) {
-    this.#it = 'iterator' in source ? source.iterator() : source;
+    if ('iterator' in source) {
+      source.pin();
+      this.#pinned = source;
+      this.#it = source.iterator();
+    } else {
+      this.#it = source;
+    }
   }
 
   valid(): boolean {
@@ -137,8 +147,13 @@ export class MemTableInternalIterator implements InternalIterator {
   }
 
   /** Drops the position; the memtable itself is released by whoever pinned it. Idempotent. */
+  /** Leaves the iterator invalid and unpins its memtable. Idempotent. */
   close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
     this.#key = null;
     this.#it.seekBefore(EMPTY, MAX_SEQUENCE); // nothing sorts before (empty key, max seq): invalid
+    this.#pinned?.unpin();
+    this.#pinned = null;
   }
 }

@@ -14,6 +14,7 @@
 import { levelDBHash, levelDBHashRange } from '../filter/leveldb-hash.js';
 import type { BatchEntries } from '../wal/write-batch.js';
 import { RUN_FIELDS, type EntryRun } from './entry-run.js';
+import type { ArenaPool } from './arena-pool.js';
 import { SkipList, type SkipListState } from './skiplist.js';
 
 /** Persisted in every internal key and WAL record: never renumber. */
@@ -47,6 +48,11 @@ export interface MemTableOptions {
   bloomBits?: number;
   /** Initial arena size; it doubles as needed. Size it near the write buffer to avoid copies. */
   initialArenaBytes?: number;
+  /**
+   * Where the arena comes from and, once the memtable is retired, goes back to; its buffers are
+   * `pool.arenaBytes` long (initialArenaBytes is then ignored). @defaultValue none: a new buffer
+   */
+  pool?: ArenaPool;
 }
 
 export class MemTable {
@@ -56,8 +62,15 @@ export class MemTable {
   /** The value found by the last `get` that returned FOUND. Owned by the memtable. */
   foundValue: Uint8Array = EMPTY;
 
+  readonly #pool: ArenaPool | null;
+  /** Readers that may outlive a call (iterators): the arena is not recycled while any remains. */
+  #pins = 0;
+  /** Retired (flushed and dropped) while pinned: the last unpin recycles the arena. */
+  #retired = false;
+
   constructor(options: MemTableOptions = {}) {
-    this.#list = new SkipList(options.initialArenaBytes);
+    this.#pool = options.pool ?? null;
+    this.#list = new SkipList(options.initialArenaBytes, this.#pool?.takeZeroed());
     const bits = options.bloomBits ?? 0;
     // A power of two, so a probe's bit is a mask of the hash, not a (floating-point) remainder.
     this.#bloomBits = bits > 0 ? 2 ** Math.ceil(Math.log2(Math.max(64, bits))) : 0;
@@ -239,9 +252,44 @@ export class MemTable {
     return new MemTableIterator(this.#list);
   }
 
-  /** The entries' storage, for a flush on another thread. Only for an immutable memtable. */
+  /**
+   * The entries' storage, for a flush on another thread: a copy (into a recycled arena when the
+   * memtable has a pool), which the worker may hand back to the pool. Only for an immutable memtable.
+   */
   exportState(): SkipListState {
-    return this.#list.exportState();
+    return this.#list.exportState(this.#pool?.take());
+  }
+
+  /**
+   * Marks a reader that may outlive the current call (an iterator): until it unpins, `retire`
+   * leaves the arena alone. Pins are counted.
+   */
+  pin(): void {
+    this.#pins++;
+  }
+
+  /** Ends a `pin`. The last one of a retired memtable gives its arena back to the pool. */
+  unpin(): void {
+    if (this.#pins > 0 && --this.#pins === 0 && this.#retired) this.#recycle();
+  }
+
+  /**
+   * The database is done with this memtable (flushed, and dropped as `imm`): its arena goes back to
+   * the pool now, or when the last pinned reader unpins. Nothing may read it afterwards but those
+   * pinned readers; it holds no entries once they are gone.
+   */
+  retire(): void {
+    if (this.#retired) return;
+    this.#retired = true;
+    if (this.#pins === 0) this.#recycle();
+  }
+
+  #recycle(): void {
+    const pool = this.#pool;
+    if (pool === null) return;
+    const { buffer, used } = this.#list.releaseStorage();
+    this.#bloom = null;
+    pool.give(buffer, used);
   }
 
   /** An iterator over exported storage (see `exportState`). */

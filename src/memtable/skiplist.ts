@@ -57,7 +57,8 @@ export interface SkipListState {
 /**
  * A plain ArrayBuffer, not a SharedArrayBuffer: V8 counts an ArrayBuffer's bytes as external
  * memory and collects a dead memtable's buffer promptly, while dead SharedArrayBuffers piled up
- * (170 MB of them at the peak of a 1,000,000-key fill). A flush gets a copy, transferred.
+ * (170 MB of them at the peak of a 1,000,000-key fill). A flush gets a copy, transferred. Even
+ * so a dead ArrayBuffer waits for a collection: a database recycles its arenas (arena-pool.ts).
  */
 function allocate(bytes: number): ArrayBuffer {
   return new ArrayBuffer(bytes);
@@ -79,8 +80,12 @@ export class SkipList {
   /** The last node at each level (0: the head), so ascending inserts append without a search. */
   readonly #tails = new Int32Array(MAX_HEIGHT);
 
-  constructor(initialBytes = INITIAL_BYTES) {
-    this.#buffer = allocate(Math.max(1024, (initialBytes + 3) & ~3));
+  /**
+   * An empty list in a new buffer of `initialBytes` (rounded up to whole words), or in `arena`: a
+   * buffer every byte of which is zero (ArenaPool.takeZeroed), of at least 1 KiB and whole words.
+   */
+  constructor(initialBytes = INITIAL_BYTES, arena?: ArrayBuffer) {
+    this.#buffer = arena ?? allocate(Math.max(1024, (initialBytes + 3) & ~3));
     this.#words = new Int32Array(this.#buffer);
     this.#bytes = new Uint8Array(this.#buffer);
     this.#native = Buffer.from(this.#buffer);
@@ -89,11 +94,40 @@ export class SkipList {
 
   /**
    * The list's storage, for another thread to read (a flush in a worker): a copy of the bytes in
-   * use (one memcpy; the job transfers it, so it is not copied again). Only for a list no one
+   * use (one memcpy; the job transfers it, so it is not copied again), written into `into` when
+   * that is large enough (a recycled arena), else into a new buffer. Only for a list no one
    * inserts into anymore.
    */
-  exportState(): SkipListState {
-    return { buffer: this.#buffer.slice(0, this.#top * 4), words: this.#top, count: this.#count, height: this.#height };
+  exportState(into?: ArrayBuffer): SkipListState {
+    const used = this.#top * 4;
+    let buffer: ArrayBuffer;
+    if (into !== undefined && into.byteLength >= used) {
+      new Uint8Array(into, 0, used).set(this.#bytes.subarray(0, used));
+      buffer = into;
+    } else {
+      buffer = this.#buffer.slice(0, used);
+    }
+    return { buffer, words: this.#top, count: this.#count, height: this.#height };
+  }
+
+  /**
+   * Gives up the list's storage, for another list to reuse: returns the buffer and how many bytes
+   * of it are in use, and leaves this list empty (a read finds nothing; an insert starts a new
+   * buffer). Only for a list no one reads or inserts into anymore.
+   */
+  releaseStorage(): { buffer: ArrayBuffer; used: number } {
+    const released = { buffer: this.#buffer, used: this.#top * 4 };
+    this.#buffer = allocate(HEAD_WORDS * 4);
+    this.#words = new Int32Array(this.#buffer);
+    this.#bytes = new Uint8Array(this.#buffer);
+    this.#native = Buffer.from(this.#buffer);
+    this.#words[HEIGHT] = MAX_HEIGHT;
+    this.#top = HEAD_WORDS;
+    this.#count = 0;
+    this.#height = 1;
+    this.#tails.fill(0);
+    this.#prev.fill(0);
+    return released;
   }
 
   /** A read-only list over exported storage (inserting into it is not supported). */

@@ -65,6 +65,22 @@ describe('background runners', () => {
     await runner.close();
   });
 
+  it("a worker hands a flush's memtable copy back to `recycle` once the flush is done, and the table is whole", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+    dirs.push(dir);
+    const returned: ArrayBuffer[] = [];
+    const runner = new WorkerRunner({ recycle: (buffer) => returned.push(buffer) });
+    const state = memtable(2000).exportState();
+    const bytes = state.buffer.byteLength;
+    const result = await run(runner, { kind: 'flush', dir, number: 8, entries: state, shape });
+    if (result.kind !== 'flush') throw new Error('flush failed');
+    // Transferred back: the same bytes, usable on this thread again, after the table was written.
+    expect(returned.map((b) => b.byteLength)).toEqual([bytes]);
+    expect(new Uint8Array(returned[0]!).some((b) => b !== 0)).toBe(true);
+    expect(countEntries(new NodeFileSystem(), dir, 8, result.file.fileSize)).toBe(2000);
+    await runner.close();
+  });
+
   it('a worker flushes an exported memtable into a table holding every entry', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
     dirs.push(dir);

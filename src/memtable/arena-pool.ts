@@ -1,0 +1,64 @@
+/**
+ * ArenaPool: memtable arenas used again instead of left to the garbage collector.
+ *
+ * Every memtable switch used to allocate a fresh arena (writeBufferSize and an eighth), and every
+ * flush a copy of the full one for the worker. A dead arena is freed only when V8 collects the
+ * object that holds it, and the worker's copy only when the worker's heap is collected: V8 lets
+ * tens of megabytes of such external memory pile up between collections. Over 1,000,000 db_bench
+ * entries in batches of 1,000 the process's peak RSS was 218-220 MB, 167 MB with the arenas
+ * recycled (bench/db's fillbatch; BENCHMARKS.md).
+ *
+ * So a database keeps one pool: a memtable takes its arena from it, a flushed memtable that no
+ * iterator still reads gives its arena back (MemTable.retire), and the worker hands back the copy
+ * it flushed from (compaction/runner.ts). Only buffers of exactly `arenaBytes` are kept (a
+ * memtable that outgrew its arena, or a buffer the worker still holds, is left to the collector),
+ * and at most `capacity` of them, so an idle database holds at most that many arenas beyond its
+ * memtables. Single-threaded: the database's thread only.
+ */
+
+/** Arenas kept idle: the three in use at the peak (memtable, flushing memtable, the worker's copy) are rebuilt from these two plus one. */
+const DEFAULT_CAPACITY = 2;
+
+interface FreeArena {
+  readonly buffer: ArrayBuffer;
+  /** Bytes from the start that may be non-zero. */
+  readonly dirty: number;
+}
+
+export class ArenaPool {
+  readonly #free: FreeArena[] = [];
+
+  /** Keeps up to `capacity` idle buffers of `arenaBytes` each. */
+  constructor(
+    readonly arenaBytes: number,
+    readonly capacity = DEFAULT_CAPACITY,
+  ) {}
+
+  /** Idle buffers held now. */
+  get size(): number {
+    return this.#free.length;
+  }
+
+  /** A buffer of `arenaBytes`, every byte zero (a new skiplist's arena): recycled, or new. */
+  takeZeroed(): ArrayBuffer {
+    const arena = this.#free.pop();
+    if (arena === undefined) return new ArrayBuffer(this.arenaBytes);
+    new Uint8Array(arena.buffer, 0, arena.dirty).fill(0);
+    return arena.buffer;
+  }
+
+  /** A buffer of `arenaBytes` whose bytes do not matter (a copy about to be overwritten): recycled, or new. */
+  take(): ArrayBuffer {
+    return this.#free.pop()?.buffer ?? new ArrayBuffer(this.arenaBytes);
+  }
+
+  /**
+   * Takes back a buffer no one reads or writes any more; `dirty`: how many bytes from its start
+   * may be non-zero. Buffers of another size (a detached one has none) are not kept, nor any
+   * beyond the capacity.
+   */
+  give(buffer: ArrayBuffer, dirty = buffer.byteLength): void {
+    if (buffer.byteLength !== this.arenaBytes || this.#free.length >= this.capacity) return;
+    this.#free.push({ buffer, dirty: Math.min(dirty, buffer.byteLength) });
+  }
+}

@@ -1,0 +1,111 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { getFixed32 } from '../../src/format/coding.js';
+import { ArenaPool } from '../../src/memtable/arena-pool.js';
+import { Lookup, MemTable, ValueType } from '../../src/memtable/memtable.js';
+import { MemTableInternalIterator } from '../../src/iterator/memtable-iterator.js';
+
+const ARENA = 4096;
+
+/** Every (key, seq, type, value) of `mem`, in its order, as plain arrays. */
+function contents(mem: MemTable): [number[], number, number, number[]][] {
+  const out: [number[], number, number, number[]][] = [];
+  const it = mem.iterator();
+  for (it.seekToFirst(); it.valid; it.next()) out.push([[...it.key], it.seq, it.type, [...it.value]]);
+  return out;
+}
+
+function fill(mem: MemTable, ops: [Uint8Array, boolean, Uint8Array][], firstSeq = 1): void {
+  ops.forEach(([key, isPut, value], i) => mem.add(firstSeq + i, isPut ? ValueType.VALUE : ValueType.DELETION, key, value));
+}
+
+const opsArb = fc.array(fc.tuple(fc.uint8Array({ maxLength: 12, max: 5 }), fc.boolean(), fc.uint8Array({ maxLength: 20 })), { maxLength: 60 });
+
+describe('ArenaPool', () => {
+  it('hands out new buffers when empty, keeps only its own size and at most its capacity', () => {
+    const pool = new ArenaPool(ARENA, 2);
+    const a = pool.take();
+    expect(a.byteLength).toBe(ARENA);
+    pool.give(new ArrayBuffer(ARENA * 2)); // another size: not kept
+    pool.give(new ArrayBuffer(0)); // a detached buffer looks like this: not kept
+    expect(pool.size).toBe(0);
+    pool.give(a);
+    pool.give(new ArrayBuffer(ARENA));
+    pool.give(new ArrayBuffer(ARENA)); // over capacity: dropped
+    expect(pool.size).toBe(2);
+    expect(pool.take()).not.toBe(pool.take());
+    expect(pool.size).toBe(0);
+  });
+
+  it('zeroes the bytes a recycled buffer says may be dirty', () => {
+    const pool = new ArenaPool(ARENA);
+    const b = pool.take();
+    new Uint8Array(b).fill(0xab, 0, 1000);
+    pool.give(b, 1000);
+    const again = pool.takeZeroed();
+    expect(again).toBe(b);
+    expect(new Uint8Array(again).every((x) => x === 0)).toBe(true);
+  });
+
+  it('a memtable in a recycled arena holds exactly what one in a new buffer does (property)', () => {
+    fc.assert(
+      fc.property(opsArb, opsArb, fc.array(fc.uint8Array({ maxLength: 12, max: 5 }), { maxLength: 20 }), (first, second, probes) => {
+        const pool = new ArenaPool(ARENA);
+        const old = new MemTable({ pool });
+        fill(old, first);
+        old.retire();
+        expect(pool.size).toBe(1);
+        const reused = new MemTable({ pool });
+        expect(pool.size).toBe(0);
+        const fresh = new MemTable({ initialArenaBytes: ARENA });
+        fill(reused, second, 1000);
+        fill(fresh, second, 1000);
+        expect(contents(reused)).toEqual(contents(fresh));
+        for (const key of [...probes, ...second.map(([k]) => k)]) {
+          const r = reused.get(key, 5000);
+          expect(r).toBe(fresh.get(key, 5000));
+          if (r === Lookup.FOUND) expect([...reused.foundValue]).toEqual([...fresh.foundValue]);
+        }
+      }),
+    );
+  });
+
+  it('a retired memtable an iterator still reads keeps its arena until the iterator closes', () => {
+    const pool = new ArenaPool(ARENA);
+    const mem = new MemTable({ pool });
+    const ops: [Uint8Array, boolean, Uint8Array][] = Array.from({ length: 20 }, (_, i) => [Buffer.from(`k${String(i).padStart(3, '0')}`), true, Buffer.from(`value ${i}`)]);
+    fill(mem, ops);
+    const expected = contents(mem);
+    const it = new MemTableInternalIterator(mem);
+    mem.retire();
+    expect(pool.size).toBe(0); // pinned: not recycled
+    // New memtables cannot take the pinned arena: writing them leaves the old one's bytes alone.
+    const next = new MemTable({ pool });
+    fill(next, ops.map(([k]) => [k, true, Buffer.alloc(9, 0xee)]), 100);
+    const seen: [number[], number, number, number[]][] = [];
+    for (it.seekToFirst(); it.valid(); it.next()) {
+      const key = it.key();
+      const n = key.length;
+      const lo = getFixed32(key, n - 8);
+      const seq = getFixed32(key, n - 4) * 2 ** 24 + (lo >>> 8);
+      seen.push([[...key.subarray(0, n - 8)], seq, lo & 0xff, [...it.value()]]);
+    }
+    expect(seen).toEqual(expected);
+    it.close();
+    expect(pool.size).toBe(1); // the last reader gone: recycled
+    it.close(); // a second close unpins nothing more
+    expect(pool.size).toBe(1);
+    // The retired memtable reads as empty now, not as whatever its old arena holds next.
+    expect(contents(mem)).toEqual([]);
+    expect(mem.get(Buffer.from('k001'), 1000)).toBe(Lookup.NOT_FOUND);
+  });
+
+  it('an iterator over a memtable that is never retired leaves it usable after close', () => {
+    const pool = new ArenaPool(ARENA);
+    const mem = new MemTable({ pool });
+    mem.add(1, ValueType.VALUE, Buffer.from('a'), Buffer.from('1'));
+    new MemTableInternalIterator(mem).close();
+    expect(pool.size).toBe(0);
+    expect(mem.get(Buffer.from('a'), 1)).toBe(Lookup.FOUND);
+  });
+});
