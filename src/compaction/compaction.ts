@@ -141,6 +141,11 @@ export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopF
 /**
  * The output tables of one merge, opened in turn from the task's reserved numbers. `finish`
  * completes the open one (last blocks, filters, fdatasync); `abandon` drops them all.
+ *
+ * With `deferSyncs` (a merge on a worker, which can wait without blocking) a finished table's
+ * fdatasync runs in the background (libuv's thread pool) while the merge writes the next table,
+ * and `syncsDone` waits for them all: the merge answers only once every output is durable. On
+ * 1,000,000 batched overwrites the worker spent 7% of its time in those fdatasyncs.
  */
 class MergeOutputs {
   readonly files: FileMetaData[] = [];
@@ -151,11 +156,48 @@ class MergeOutputs {
   readonly #fs: FileSystem;
   readonly #task: CompactionTask;
   readonly #stop: StopFlag | undefined;
+  readonly #deferSyncs: boolean;
+  /** Deferred fdatasyncs (each closes its file when done); they never reject: a failure goes to #syncError. */
+  readonly #syncs: Promise<void>[] = [];
+  #syncError: unknown = null;
 
-  constructor(fs: FileSystem, task: CompactionTask, stop: StopFlag | undefined) {
+  constructor(fs: FileSystem, task: CompactionTask, stop: StopFlag | undefined, deferSyncs = false) {
     this.#fs = fs;
     this.#task = task;
     this.#stop = stop;
+    this.#deferSyncs = deferSyncs;
+  }
+
+  /** True while a deferred fdatasync has not been waited for (`syncsDone`). */
+  get syncsPending(): boolean {
+    return this.#syncs.length > 0;
+  }
+
+  /** Resolves once every deferred fdatasync has ended (never rejects; `throwIfSyncFailed` tells). */
+  async syncsDone(): Promise<void> {
+    const syncs = this.#syncs.splice(0);
+    await Promise.all(syncs);
+  }
+
+  /** Throws the first deferred fdatasync's failure, if one failed. */
+  throwIfSyncFailed(): void {
+    if (this.#syncError !== null) throw this.#syncError;
+  }
+
+  #syncInBackground(file: WritableFile): void {
+    const closeQuietly = (): void => {
+      try {
+        file.close();
+      } catch (err) {
+        this.#syncError ??= err;
+      }
+    };
+    this.#syncs.push(
+      file.syncAsync().then(closeQuietly, (err: unknown) => {
+        this.#syncError ??= err;
+        closeQuietly();
+      }),
+    );
   }
 
   /** True while a reserved number is left for another table. */
@@ -187,8 +229,12 @@ class MergeOutputs {
     if (isStopped(this.#stop)) throw new JobAbandoned();
     const b = this.builder!;
     b.finish();
-    this.#file!.sync();
-    this.#file!.close();
+    if (this.#deferSyncs) {
+      this.#syncInBackground(this.#file!);
+    } else {
+      this.#file!.sync();
+      this.#file!.close();
+    }
     const last = this.files[this.files.length - 1]!;
     this.files[this.files.length - 1] = { number: last.number, fileSize: b.fileSize, smallest: b.smallestKey!.slice(), largest: b.largestKey!.slice() };
     this.builder = null;
@@ -309,10 +355,10 @@ class MergeLoop {
 }
 
 /** `runCompaction` as steps (job-steps.ts): it yields every STEP_ENTRIES input entries. */
-export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag): JobSteps<CompactionOutcome> {
+export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag, deferSyncs = false): JobSteps<CompactionOutcome> {
   const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
   const children: InternalIterator[] = [];
-  const outputs = new MergeOutputs(fs, task, stop);
+  const outputs = new MergeOutputs(fs, task, stop, deferSyncs);
   try {
     let bytesRead = 0;
     for (const f of task.upper) bytesRead += f.fileSize;
@@ -334,6 +380,8 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
     while (loop.advance(STEP_ENTRIES)) yield;
     input.close();
     if (outputs.builder !== null) outputs.finish();
+    if (outputs.syncsPending) yield outputs.syncsDone();
+    outputs.throwIfSyncFailed();
     // The outputs' names must be durable before the MANIFEST names them.
     if (outputs.files.length > 0) fs.syncDir(task.dir);
     const bytesWritten = outputs.files.reduce((s, o) => s + o.fileSize, 0);
@@ -347,6 +395,8 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
       }
     }
     outputs.abandon();
+    // Their files are gone; their descriptors close once the fdatasyncs return.
+    if (outputs.syncsPending) yield outputs.syncsDone();
     throw err;
   } finally {
     tables.close();

@@ -16,13 +16,18 @@
 /** Entries between steps: about 250 KB of db_bench's 124-byte entries, some 60 compressed blocks. */
 export const STEP_ENTRIES = 2048;
 
-export type JobSteps<T> = Generator<void, T, void>;
+/**
+ * A step yields nothing, or a promise the job must wait for before its next step (only a job
+ * started to run yielding may: `deferSyncs`, compaction.ts).
+ */
+export type JobSteps<T> = Generator<void | Promise<void>, T, void>;
 
 /** Runs every step now, on this thread; returns the job's result. */
 export function runSteps<T>(steps: JobSteps<T>): T {
   for (;;) {
     const r = steps.next();
     if (r.done === true) return r.value;
+    if (r.value !== undefined) throw new Error('a job run synchronously yielded a promise');
   }
 }
 
@@ -37,6 +42,7 @@ export async function runStepsYielding<T>(steps: JobSteps<T>, between: () => Pro
   for (;;) {
     const r = steps.next();
     if (r.done === true) return r.value;
+    if (r.value !== undefined) await r.value;
     await between();
   }
 }

@@ -131,10 +131,11 @@ export function executeJob(fs: FileSystem, job: Job, stop?: StopFlag): JobResult
  * worker's event loop) every STEP_ENTRIES entries (job-steps.ts says why).
  */
 export function executeJobYielding(fs: FileSystem, job: Job, stop?: StopFlag, between?: () => Promise<void>): Promise<JobResult> {
-  return runStepsYielding(jobSteps(fs, job, stop), between);
+  return runStepsYielding(jobSteps(fs, job, stop, true), between);
 }
 
-function* jobSteps(fs: FileSystem, job: Job, stop?: StopFlag): JobSteps<JobResult> {
+/** `deferSyncs`: a merge's finished tables are synced in the background (MergeOutputs), for a job run yielding. */
+function* jobSteps(fs: FileSystem, job: Job, stop?: StopFlag, deferSyncs = false): JobSteps<JobResult> {
   if (isStopped(stop)) return { kind: 'abandoned' };
   try {
     if (job.kind === 'flush') {
@@ -146,7 +147,7 @@ function* jobSteps(fs: FileSystem, job: Job, stop?: StopFlag): JobSteps<JobResul
       filterPolicy: policyFromSpec(job.shape.filter),
       tableFilterPolicy: policyFromSpec(job.shape.tableFilter ?? job.shape.filter),
     };
-    return { kind: 'compact', outcome: yield* compactionSteps(fs, task, stop) };
+    return { kind: 'compact', outcome: yield* compactionSteps(fs, task, stop, deferSyncs) };
   } catch (err) {
     if (err instanceof JobAbandoned) return { kind: 'abandoned' };
     throw err;

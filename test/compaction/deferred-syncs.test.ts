@@ -1,0 +1,97 @@
+/**
+ * A merge run yielding (on a worker) syncs each finished output table in the background while it
+ * writes the next (MergeOutputs' deferSyncs). It must give the same tables as a merge that syncs
+ * each one in turn, answer only once every fdatasync has returned, and fail — its outputs removed —
+ * when one of them fails.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
+import type { FileSystem, WritableFile } from '../../src/fs/file-system.js';
+import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
+import { CompressionType } from '../../src/sstable/compression.js';
+import { TableBuilder } from '../../src/sstable/table-builder.js';
+import { tableFileName } from '../../src/version/filenames.js';
+import type { FileMetaData } from '../../src/version/version-edit.js';
+import { compactionSteps, runCompaction, type CompactionTask } from '../../src/compaction/compaction.js';
+import { runStepsYielding } from '../../src/compaction/job-steps.js';
+
+const DIR = '/db';
+
+/** 100 bytes that barely compress, different for every `n`. */
+function value(n: number): Uint8Array {
+  const v = new Uint8Array(100);
+  let x = n * 2654435761 + 1;
+  for (let i = 0; i < v.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    v[i] = x & 0xff;
+  }
+  return v;
+}
+
+function writeTable(fs: FileSystem, number: number, first: number, count: number, seq: number): FileMetaData {
+  const file = fs.createWritable(tableFileName(DIR, number));
+  const b = new TableBuilder(file, { blockSize: 512, compression: CompressionType.LZ4 });
+  for (let i = first; i < first + count; i++) b.add(encodeInternalKey(Buffer.from(`key${String(i).padStart(6, '0')}`), seq + i, ValueType.VALUE), value(i + seq));
+  b.finish();
+  file.close();
+  return { number, fileSize: b.fileSize, smallest: b.smallestKey!.slice(), largest: b.largestKey!.slice() };
+}
+
+/** Two overlapping level-0 tables of 3,000 entries each, merged into outputs of at most 64 KiB. */
+function setUp(fs: FileSystem): CompactionTask {
+  fs.mkdir(DIR);
+  const a = writeTable(fs, 1, 0, 3000, 1);
+  const b = writeTable(fs, 2, 1500, 3000, 10_000);
+  return {
+    dir: DIR, outputLevel: 1, upper: [b, a], upperIsLevel0: true, lower: [], grandparents: [], deeper: [], snapshots: [],
+    outputNumbers: Array.from({ length: 40 }, (_, i) => 100 + i), maxFileSize: 64 * 1024, blockSize: 1024, blockRestartInterval: 16,
+    compression: CompressionType.LZ4, filterPolicy: null, filterScope: 'block', verifyChecksums: true,
+  };
+}
+
+/** Counts syncs started and finished; a sync takes a turn of the event loop to return. */
+class SlowSyncs extends MemFileSystem {
+  started = 0;
+  finished = 0;
+  override createWritable(path: string): WritableFile {
+    const file = super.createWritable(path);
+    const self = this;
+    return Object.assign(Object.create(file) as WritableFile, {
+      syncAsync(): Promise<void> {
+        self.started++;
+        return new Promise<void>((resolve) => setImmediate(resolve)).then(() => file.syncAsync()).then(() => void self.finished++);
+      },
+    });
+  }
+}
+
+describe('a merge that syncs its outputs in the background', () => {
+  it('writes the tables a merge syncing each in turn writes, and answers after every sync returned', async () => {
+    const plain = new MemFileSystem();
+    const expected = runCompaction(plain, setUp(plain));
+    const fs = new SlowSyncs();
+    const outcome = await runStepsYielding(compactionSteps(fs, setUp(fs), undefined, true));
+    expect(outcome.outputs.length).toBeGreaterThan(3);
+    expect(fs.started).toBe(outcome.outputs.length);
+    expect(fs.finished).toBe(outcome.outputs.length);
+    expect(outcome.outputs).toEqual(expected.outputs);
+    for (const o of outcome.outputs) expect(fs.readFile(tableFileName(DIR, o.number))).toEqual(plain.readFile(tableFileName(DIR, o.number)));
+  });
+
+  it('fails, with its outputs removed, when a background fdatasync fails', async () => {
+    const fs = new FaultyFileSystem(new MemFileSystem());
+    const task = setUp(fs);
+    fs.inject({ ops: ['syncAsync'], after: 2 });
+    await expect(runStepsYielding(compactionSteps(fs, task, undefined, true))).rejects.toThrow(/sync failed: EIO/);
+    expect(fs.list(DIR).sort()).toEqual(['000001.ldb', '000002.ldb']);
+  });
+
+  it('run synchronously, a merge never defers (a step that yields a promise is refused)', () => {
+    const fs = new MemFileSystem();
+    const task = setUp(fs);
+    expect(runCompaction(fs, task).outputs.length).toBeGreaterThan(3);
+  });
+});
