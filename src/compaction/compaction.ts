@@ -139,13 +139,26 @@ export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopF
 }
 
 /**
+ * How a merge makes its output tables durable: `'inline'` an fdatasync of each as it is finished
+ * (on the database's thread, which must not wait on promises), `'background'` on libuv's thread
+ * pool while the next is written (on a worker; MergeOutputs).
+ */
+export type OutputSyncs = 'inline' | 'background';
+
+/** Background fdatasyncs a merge lets run at once: one table's, while it writes the next. */
+const MAX_BACKGROUND_SYNCS = 1;
+
+/**
  * The output tables of one merge, opened in turn from the task's reserved numbers. `finish`
  * completes the open one (last blocks, filters, fdatasync); `abandon` drops them all.
  *
- * With `deferSyncs` (a merge on a worker, which can wait without blocking) a finished table's
- * fdatasync runs in the background (libuv's thread pool) while the merge writes the next table,
- * and `syncsDone` waits for them all: the merge answers only once every output is durable. On
- * 1,000,000 batched overwrites the worker spent 7% of its time in those fdatasyncs.
+ * With syncs `'background'` (a merge on a worker, which can wait without blocking) a finished
+ * table's fdatasync runs on libuv's thread pool while the merge writes the next table, and
+ * `syncsDone` waits for them all: the merge answers only once every output is durable. On
+ * 1,000,000 batched overwrites the worker spent 7% of its time in those fdatasyncs. Between
+ * steps the merge waits while more than MAX_BACKGROUND_SYNCS are in flight (`syncBacklog`): the
+ * pool is the process's, and an asynchronous WAL sync of the database's thread queues behind
+ * whatever it holds.
  */
 class MergeOutputs {
   readonly files: FileMetaData[] = [];
@@ -156,30 +169,35 @@ class MergeOutputs {
   readonly #fs: FileSystem;
   readonly #task: CompactionTask;
   readonly #stop: StopFlag | undefined;
-  readonly #deferSyncs: boolean;
-  /** Deferred fdatasyncs (each closes its file when done); they never reject: a failure goes to #syncError. */
+  readonly #syncMode: OutputSyncs;
+  /** Background fdatasyncs, oldest first (each closes its file when done); they never reject: a failure goes to #syncError. */
   readonly #syncs: Promise<void>[] = [];
   #syncError: unknown = null;
 
-  constructor(fs: FileSystem, task: CompactionTask, stop: StopFlag | undefined, deferSyncs = false) {
+  constructor(fs: FileSystem, task: CompactionTask, stop: StopFlag | undefined, syncs: OutputSyncs) {
     this.#fs = fs;
     this.#task = task;
     this.#stop = stop;
-    this.#deferSyncs = deferSyncs;
+    this.#syncMode = syncs;
   }
 
-  /** True while a deferred fdatasync has not been waited for (`syncsDone`). */
+  /** True while a background fdatasync has not been waited for (`syncsDone`). */
   get syncsPending(): boolean {
     return this.#syncs.length > 0;
   }
 
-  /** Resolves once every deferred fdatasync has ended (never rejects; `throwIfSyncFailed` tells). */
+  /** Resolves once every background fdatasync has ended (never rejects; `throwIfSyncFailed` tells). */
   async syncsDone(): Promise<void> {
     const syncs = this.#syncs.splice(0);
     await Promise.all(syncs);
   }
 
-  /** Throws the first deferred fdatasync's failure, if one failed. */
+  /** The oldest background fdatasync, to wait for while more than MAX_BACKGROUND_SYNCS are in flight; else undefined. */
+  syncBacklog(): Promise<void> | undefined {
+    return this.#syncs.length > MAX_BACKGROUND_SYNCS ? this.#syncs.shift() : undefined;
+  }
+
+  /** Throws the first background fdatasync's failure, if one failed. */
   throwIfSyncFailed(): void {
     if (this.#syncError !== null) throw this.#syncError;
   }
@@ -229,7 +247,7 @@ class MergeOutputs {
     if (isStopped(this.#stop)) throw new JobAbandoned();
     const b = this.builder!;
     b.finish();
-    if (this.#deferSyncs) {
+    if (this.#syncMode === 'background') {
       this.#syncInBackground(this.#file!);
     } else {
       this.#file!.sync();
@@ -355,10 +373,10 @@ class MergeLoop {
 }
 
 /** `runCompaction` as steps (job-steps.ts): it yields every STEP_ENTRIES input entries. */
-export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag, deferSyncs = false): JobSteps<CompactionOutcome> {
+export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag, syncs: OutputSyncs = 'inline'): JobSteps<CompactionOutcome> {
   const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
   const children: InternalIterator[] = [];
-  const outputs = new MergeOutputs(fs, task, stop, deferSyncs);
+  const outputs = new MergeOutputs(fs, task, stop, syncs);
   try {
     let bytesRead = 0;
     for (const f of task.upper) bytesRead += f.fileSize;
@@ -377,7 +395,7 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
     if (task.begin === undefined) input.seekToFirst();
     else input.seek(encodeInternalKey(task.begin, MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK));
     const loop = new MergeLoop(task, input, outputs, stop);
-    while (loop.advance(STEP_ENTRIES)) yield;
+    while (loop.advance(STEP_ENTRIES)) yield outputs.syncBacklog();
     input.close();
     if (outputs.builder !== null) outputs.finish();
     if (outputs.syncsPending) yield outputs.syncsDone();
@@ -394,9 +412,9 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
         // already failing
       }
     }
-    outputs.abandon();
-    // Their files are gone; their descriptors close once the fdatasyncs return.
+    // The background fdatasyncs end (and close their files) before the files go.
     if (outputs.syncsPending) yield outputs.syncsDone();
+    outputs.abandon();
     throw err;
   } finally {
     tables.close();

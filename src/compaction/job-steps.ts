@@ -18,7 +18,7 @@ export const STEP_ENTRIES = 2048;
 
 /**
  * A step yields nothing, or a promise the job must wait for before its next step (only a job
- * started to run yielding may: `deferSyncs`, compaction.ts).
+ * started to run yielding may: a merge's background fdatasyncs, compaction.ts).
  */
 export type JobSteps<T> = Generator<void | Promise<void>, T, void>;
 

@@ -130,6 +130,8 @@ export interface JobAnswer {
   readonly error?: SerializedError;
   /** A flush's memtable copy, transferred back once the flush is done with it (for `recycle`). */
   readonly arena?: ArrayBuffer;
+  /** How many bytes from the start of `arena` the copy used. */
+  readonly arenaUsed?: number;
 }
 type WorkerMessage = WorkerReady | JobAnswer;
 
@@ -178,8 +180,8 @@ export interface WorkerRunnerOptions {
   readonly startWorker?: (port: MessagePort) => Worker;
   /** How long a worker may take to say it is ready. @defaultValue STARTUP_LIMIT_MS */
   readonly startupLimitMs?: number;
-  /** Takes the memtable copies flushes hand back (the database's ArenaPool). @defaultValue drop them */
-  readonly recycle?: (buffer: ArrayBuffer) => void;
+  /** Takes the memtable copies flushes hand back, with the bytes each used (the database's ArenaPool). @defaultValue drop them */
+  readonly recycle?: (buffer: ArrayBuffer, used: number) => void;
 }
 
 function describeError(err: unknown): string {
@@ -194,7 +196,7 @@ export class WorkerRunner implements JobRunner {
   readonly #report: (message: string) => void;
   readonly #startWorker: (port: MessagePort) => Worker;
   readonly #startupLimitMs: number;
-  readonly #recycle: ((buffer: ArrayBuffer) => void) | undefined;
+  readonly #recycle: ((buffer: ArrayBuffer, used: number) => void) | undefined;
   /**
    * Jobs submitted and not yet done, in submission order. A job is kept until it is posted (a
    * fallback may still run it here), then dropped: its memtable copy can be large.
@@ -294,7 +296,7 @@ export class WorkerRunner implements JobRunner {
       for (const id of held) this.#post(id);
       return;
     }
-    if (m.arena !== undefined) this.#recycle?.(m.arena);
+    if (m.arena !== undefined) this.#recycle?.(m.arena, m.arenaUsed ?? m.arena.byteLength);
     const entry = this.#waiting.get(m.id);
     if (entry === undefined) return;
     this.#waiting.delete(m.id);

@@ -32,7 +32,7 @@ async function mergeTurn(): Promise<void> {
 }
 
 async function run(message: JobMessage, between: () => Promise<void>): Promise<void> {
-  let answer: Omit<JobAnswer, 'arena'>;
+  let answer: Omit<JobAnswer, 'arena' | 'arenaUsed'>;
   try {
     answer = { id: message.id, result: await executeJobYielding(fs, message.job, message.stop, between) };
   } catch (err) {
@@ -41,9 +41,9 @@ async function run(message: JobMessage, between: () => Promise<void>): Promise<v
   // A flush's copy of the memtable goes back with the answer, for the database to reuse
   // (memtable/arena-pool.ts): left here, it would wait for this heap's next full collection.
   const job = message.job;
-  const arena = job.kind === 'flush' && !(job.entries instanceof MemTable) ? job.entries.buffer : undefined;
-  if (arena === undefined) port.postMessage(answer);
-  else port.postMessage({ ...answer, arena } satisfies JobAnswer, [arena]);
+  const state = job.kind === 'flush' && !(job.entries instanceof MemTable) ? job.entries : undefined;
+  if (state === undefined) port.postMessage(answer);
+  else port.postMessage({ ...answer, arena: state.buffer, arenaUsed: state.words * 4 } satisfies JobAnswer, [state.buffer]);
 }
 
 /** `run` answers every error itself; one it could not answer (postMessage failing) ends the worker as an uncaught exception, and the runner fails its jobs and starts a new one. */

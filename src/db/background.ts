@@ -130,7 +130,7 @@ export class BackgroundWork {
     };
     // A worker that cannot start says so in the LOG, and its jobs run on this thread instead.
     const report = (message: string): void => host.info.log(message);
-    const recycle = (buffer: ArrayBuffer): void => host.arenas.give(buffer);
+    const recycle = (buffer: ArrayBuffer, used: number): void => host.arenas.give(buffer, used);
     this.#flushRunner = useWorkers ? new WorkerRunner({ name: 'flush', fs: options.fs, report, recycle }) : new InlineRunner(options.fs);
     // One worker runs every job; a second (backgroundThreads 2) the merges, and with the first the
     // two parts of a split level-0 merge.

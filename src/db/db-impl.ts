@@ -138,7 +138,8 @@ export class DBImpl {
     // A memtable is switched once it holds writeBufferSize bytes; the last write may go a little
     // past it. Untouched pages of the buffer cost no memory, so size it for that from the start.
     // Arenas are recycled through the pool: memtable/arena-pool.ts says why.
-    this.arenas = new ArenaPool(Math.max(1024, (options.writeBufferSize + (options.writeBufferSize >>> 3) + 3) & ~3));
+    const arenaBytes = Math.max(1024, (options.writeBufferSize + (options.writeBufferSize >>> 3) + 3) & ~3);
+    this.arenas = new ArenaPool(arenaBytes, 2 * router.regions.length);
     const newMemTable = (): MemTable => new MemTable({ bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0, pool: this.arenas });
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);

@@ -5,11 +5,13 @@
  *
  * Borrowing: `key()` is a view of that buffer, valid until the iterator moves (the buffer is
  * rewritten, and replaced when it grows). `value()` is a view of the memtable's arena, which the
- * memtable never overwrites, but callers must still treat it as borrowed (the contract).
+ * memtable does not overwrite while the iterator is open, but callers must still treat it as
+ * borrowed (the contract).
  *
  * Owned by the database's JavaScript thread, like the memtable. Made from a memtable, the iterator
  * pins it (MemTable.pin) until `close()`, so a flushed memtable's arena is not recycled under it;
- * `close()` also drops the position.
+ * `close()` also drops the position. Made from a MemTableIterator it pins nothing: whoever made
+ * that iterator keeps its memtable alive.
  */
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
@@ -146,8 +148,7 @@ export class MemTableInternalIterator implements InternalIterator {
     return this.#it.value;
   }
 
-  /** Drops the position; the memtable itself is released by whoever pinned it. Idempotent. */
-  /** Leaves the iterator invalid and unpins its memtable. Idempotent. */
+  /** Leaves the iterator invalid and unpins its memtable (if it pinned one). Idempotent. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;

@@ -5,8 +5,8 @@
  * flush a copy of the full one for the worker. A dead arena is freed only when V8 collects the
  * object that holds it, and the worker's copy only when the worker's heap is collected: V8 lets
  * tens of megabytes of such external memory pile up between collections. Over 1,000,000 db_bench
- * entries in batches of 1,000 the process's peak RSS was 218-220 MB, 167 MB with the arenas
- * recycled (bench/db's fillbatch; BENCHMARKS.md).
+ * entries in batches of 1,000 (bench/db's fillbatch, `batchSync`) the process's peak RSS was
+ * 218-220 MB, 163-168 MB with the arenas recycled (BENCHMARKS.md, issue 10 session 9).
  *
  * So a database keeps one pool: a memtable takes its arena from it, a flushed memtable that no
  * iterator still reads gives its arena back (MemTable.retire), and the worker hands back the copy
@@ -16,7 +16,11 @@
  * memtables. Single-threaded: the database's thread only.
  */
 
-/** Arenas kept idle: the three in use at the peak (memtable, flushing memtable, the worker's copy) are rebuilt from these two plus one. */
+/**
+ * Arenas kept idle by default. A region's three at the peak (its memtable, the one being flushed,
+ * the worker's copy) come from two recycled and the one the live memtable holds; a database of
+ * several regions keeps two per region.
+ */
 const DEFAULT_CAPACITY = 2;
 
 interface FreeArena {

@@ -5,8 +5,9 @@
  *
  * Bytes: keys and values are copied into the skiplist's arena on `add`, so the caller may reuse
  * its buffers and the memtable makes no object per entry (see skiplist.ts for the layout).
- * Everything the memtable returns (values, iterator keys) is owned by it and stays valid for the
- * memtable's lifetime: it never mutates what it has stored.
+ * Everything the memtable returns (values, iterator keys) is owned by it and stays valid until it
+ * is retired (`retire`) and its last pinned reader is gone: then its arena is recycled for
+ * another memtable. Until then it never mutates what it has stored.
  *
  * Misses: a small Bloom filter over the user keys (LevelDB's hash, as RocksDB's memtable bloom)
  * answers most lookups of absent keys without walking the skiplist.
@@ -391,8 +392,9 @@ function sortTies(
 
 /**
  * Walks a memtable's entries in internal-key order. `key`, `seq`, `type`, `value` describe the
- * current entry while `valid`; `key` and `value` make views of bytes the memtable owns and never
- * changes. `prev` costs a search (O(log n)), as in LevelDB: the skiplist has no back links.
+ * current entry while `valid`; `key` and `value` make views of bytes the memtable owns, which it
+ * does not change until it is retired (see the file header: pin it to read past that). `prev`
+ * costs a search (O(log n)), as in LevelDB: the skiplist has no back links.
  */
 export class MemTableIterator {
   #node = 0;

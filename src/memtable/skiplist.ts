@@ -16,9 +16,11 @@
  * transferred), and its table builder takes the internal keys and values straight from it.
  *
  * Insert-only: nothing is removed, so node indexes stay valid for the list's lifetime and bytes
- * returned by `keyOf`/`valueOf` are never overwritten (a grown buffer is a new one; old views
- * keep the old one alive). Single-threaded: owned by the database's JavaScript thread; other
- * threads only read a list no one inserts into anymore.
+ * returned by `keyOf`/`valueOf` are not overwritten while the list has its storage (a grown
+ * buffer is a new one; old views keep the old one alive). `releaseStorage` ends that: the buffer
+ * goes to another list (memtable/arena-pool.ts), so only a list no one reads may release it.
+ * Single-threaded: owned by the database's JavaScript thread; other threads only read a list no
+ * one inserts into anymore.
  *
  * Invariant: no two entries have the same (user key, sequence) — every write has its own
  * sequence number, so insertion order never decides ties.

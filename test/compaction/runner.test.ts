@@ -69,13 +69,21 @@ describe('background runners', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
     dirs.push(dir);
     const returned: ArrayBuffer[] = [];
-    const runner = new WorkerRunner({ recycle: (buffer) => returned.push(buffer) });
+    const used: number[] = [];
+    const runner = new WorkerRunner({
+      recycle: (buffer, bytesUsed) => {
+        returned.push(buffer);
+        used.push(bytesUsed);
+      },
+    });
     const state = memtable(2000).exportState();
     const bytes = state.buffer.byteLength;
+    const words = state.words;
     const result = await run(runner, { kind: 'flush', dir, number: 8, entries: state, shape });
     if (result.kind !== 'flush') throw new Error('flush failed');
     // Transferred back: the same bytes, usable on this thread again, after the table was written.
     expect(returned.map((b) => b.byteLength)).toEqual([bytes]);
+    expect(used).toEqual([words * 4]);
     expect(new Uint8Array(returned[0]!).some((b) => b !== 0)).toBe(true);
     expect(countEntries(new NodeFileSystem(), dir, 8, result.file.fileSize)).toBe(2000);
     await runner.close();
