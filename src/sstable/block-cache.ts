@@ -17,17 +17,21 @@
 import { invalidArgument } from '../errors.js';
 import type { Block } from './block.js';
 
+/** What the head sentinel and a spare entry hold: no block (never read). */
+const NO_BLOCK = undefined as unknown as Block;
+
 /** LevelDB's default block cache capacity. */
 export const DEFAULT_BLOCK_CACHE_CAPACITY = 8 * 1024 * 1024;
 
+/** A cached block and its place in the recency list. Reused: the last entry removed serves the next insert. */
 class Entry {
   prev: Entry = this;
   next: Entry = this;
   constructor(
-    readonly id: number,
-    readonly offset: number,
-    readonly block: Block,
-    readonly charge: number,
+    public id: number,
+    public offset: number,
+    public block: Block,
+    public charge: number,
   ) {}
 }
 
@@ -38,6 +42,8 @@ export class BlockCache {
   private readonly tables = new Map<number, Map<number, Entry>>();
   /** Sentinel of the recency list: `head.next` is the least recently used entry. */
   private readonly head: Entry;
+  /** The last entry removed (unlinked, holding no block), for the next insert to reuse. */
+  private spare: Entry | null = null;
   private lastId = 0;
   /** `lookup` calls that found the block. */
   hits = 0;
@@ -49,7 +55,7 @@ export class BlockCache {
   /** @param capacity bytes of block contents to keep (an integer >= 0). @defaultValue 8 MiB */
   constructor(capacity: number = DEFAULT_BLOCK_CACHE_CAPACITY) {
     this.capacityBytes = checkCapacity(capacity);
-    this.head = new Entry(-1, -1, undefined as unknown as Block, 0);
+    this.head = new Entry(-1, -1, NO_BLOCK, 0);
   }
 
   get capacity(): number {
@@ -105,7 +111,19 @@ export class BlockCache {
       table = new Map();
       this.tables.set(id, table);
     }
-    const entry = new Entry(id, offset, block, charge);
+    // The entry the eviction just removed, if any: a block read that misses evicts one block and
+    // inserts one, and a new object per read lived in the cache long enough to be promoted, then
+    // died in the old generation.
+    let entry = this.spare;
+    if (entry !== null) {
+      this.spare = null;
+      entry.id = id;
+      entry.offset = offset;
+      entry.block = block;
+      entry.charge = charge;
+    } else {
+      entry = new Entry(id, offset, block, charge);
+    }
     table.set(offset, entry);
     linkBefore(this.head, entry);
     this.usageBytes += charge;
@@ -162,7 +180,10 @@ export class BlockCache {
     if (table.size === 0) this.tables.delete(entry.id);
     this.usageBytes -= entry.charge;
     this.count--;
-    if (drop) entry.block.drop();
+    const block = entry.block;
+    entry.block = NO_BLOCK;
+    this.spare = entry;
+    if (drop) block.drop();
   }
 }
 
