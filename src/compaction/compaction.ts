@@ -181,15 +181,13 @@ class MergeOutputs {
     this.#syncMode = syncs;
   }
 
-  /** True while a background fdatasync has not been waited for (`syncsDone`). */
-  get syncsPending(): boolean {
-    return this.#syncs.length > 0;
-  }
-
-  /** Resolves once every background fdatasync has ended (never rejects; `throwIfSyncFailed` tells). */
-  async syncsDone(): Promise<void> {
-    const syncs = this.#syncs.splice(0);
-    await Promise.all(syncs);
+  /**
+   * A promise of every background fdatasync not yet waited for having ended (it never rejects:
+   * `throwIfSyncFailed` tells), or undefined if none is left.
+   */
+  syncsDone(): Promise<void> | undefined {
+    if (this.#syncs.length === 0) return undefined;
+    return Promise.all(this.#syncs.splice(0)).then(() => undefined);
   }
 
   /** The oldest background fdatasync, to wait for while more than MAX_BACKGROUND_SYNCS are in flight; else undefined. */
@@ -398,7 +396,8 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
     while (loop.advance(STEP_ENTRIES)) yield outputs.syncBacklog();
     input.close();
     if (outputs.builder !== null) outputs.finish();
-    if (outputs.syncsPending) yield outputs.syncsDone();
+    const synced = outputs.syncsDone();
+    if (synced !== undefined) yield synced;
     outputs.throwIfSyncFailed();
     // The outputs' names must be durable before the MANIFEST names them.
     if (outputs.files.length > 0) fs.syncDir(task.dir);
@@ -413,7 +412,8 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
       }
     }
     // The background fdatasyncs end (and close their files) before the files go.
-    if (outputs.syncsPending) yield outputs.syncsDone();
+    const synced = outputs.syncsDone();
+    if (synced !== undefined) yield synced;
     outputs.abandon();
     throw err;
   } finally {

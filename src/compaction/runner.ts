@@ -128,10 +128,8 @@ export interface JobAnswer {
   readonly id: number;
   readonly result?: JobResult;
   readonly error?: SerializedError;
-  /** A flush's memtable copy, transferred back once the flush is done with it (for `recycle`). */
-  readonly arena?: ArrayBuffer;
-  /** How many bytes from the start of `arena` the copy used. */
-  readonly arenaUsed?: number;
+  /** A flush's memtable copy (its buffer transferred back) and the bytes it used, for `recycle`. */
+  readonly arena?: { readonly buffer: ArrayBuffer; readonly used: number };
 }
 type WorkerMessage = WorkerReady | JobAnswer;
 
@@ -296,7 +294,7 @@ export class WorkerRunner implements JobRunner {
       for (const id of held) this.#post(id);
       return;
     }
-    if (m.arena !== undefined) this.#recycle?.(m.arena, m.arenaUsed ?? m.arena.byteLength);
+    if (m.arena !== undefined) this.#recycle?.(m.arena.buffer, m.arena.used);
     const entry = this.#waiting.get(m.id);
     if (entry === undefined) return;
     this.#waiting.delete(m.id);

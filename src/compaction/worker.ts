@@ -32,7 +32,7 @@ async function mergeTurn(): Promise<void> {
 }
 
 async function run(message: JobMessage, between: () => Promise<void>): Promise<void> {
-  let answer: Omit<JobAnswer, 'arena' | 'arenaUsed'>;
+  let answer: Omit<JobAnswer, 'arena'>;
   try {
     answer = { id: message.id, result: await executeJobYielding(fs, message.job, message.stop, between) };
   } catch (err) {
@@ -43,7 +43,7 @@ async function run(message: JobMessage, between: () => Promise<void>): Promise<v
   const job = message.job;
   const state = job.kind === 'flush' && !(job.entries instanceof MemTable) ? job.entries : undefined;
   if (state === undefined) port.postMessage(answer);
-  else port.postMessage({ ...answer, arena: state.buffer, arenaUsed: state.words * 4 } satisfies JobAnswer, [state.buffer]);
+  else port.postMessage({ ...answer, arena: { buffer: state.buffer, used: state.words * 4 } } satisfies JobAnswer, [state.buffer]);
 }
 
 /** `run` answers every error itself; one it could not answer (postMessage failing) ends the worker as an uncaught exception, and the runner fails its jobs and starts a new one. */

@@ -662,6 +662,6 @@ export class BackgroundWork {
    */
   async close(): Promise<void> {
     this.#closing = true;
-    await Promise.all(this.#compactRunner === this.#flushRunner ? [this.#flushRunner.close()] : [this.#flushRunner.close(), this.#compactRunner.close()]);
+    await Promise.all([...new Set([this.#flushRunner, this.#compactRunner])].map((runner) => runner.close()));
   }
 }

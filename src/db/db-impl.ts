@@ -30,6 +30,7 @@ import { KeyProbes } from '../filter/key-probes.js';
 import { ArenaPool } from '../memtable/arena-pool.js';
 import { EntryRun } from '../memtable/entry-run.js';
 import { Lookup, MemTable } from '../memtable/memtable.js';
+import { storageBytes } from '../memtable/skiplist.js';
 import { ValueType } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { currentFileName, FileType, lockFileName, logFileName, parseFileName } from '../version/filenames.js';
@@ -138,8 +139,7 @@ export class DBImpl {
     // A memtable is switched once it holds writeBufferSize bytes; the last write may go a little
     // past it. Untouched pages of the buffer cost no memory, so size it for that from the start.
     // Arenas are recycled through the pool: memtable/arena-pool.ts says why.
-    const arenaBytes = Math.max(1024, (options.writeBufferSize + (options.writeBufferSize >>> 3) + 3) & ~3);
-    this.arenas = new ArenaPool(arenaBytes, 2 * router.regions.length);
+    this.arenas = new ArenaPool(storageBytes(options.writeBufferSize + (options.writeBufferSize >>> 3)), 2 * router.regions.length);
     const newMemTable = (): MemTable => new MemTable({ bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0, pool: this.arenas });
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
     const blockCache = new BlockCache(options.blockCacheSize);

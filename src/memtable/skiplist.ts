@@ -66,12 +66,17 @@ function allocate(bytes: number): ArrayBuffer {
   return new ArrayBuffer(bytes);
 }
 
+/** The bytes of a list's first buffer for `initialBytes`: whole words, at least 1 KiB (the memtable arenas' size too). */
+export function storageBytes(initialBytes: number): number {
+  return Math.max(1024, (initialBytes + 3) & ~3);
+}
+
 export class SkipList {
-  #buffer: ArrayBuffer;
-  #words: Int32Array;
-  #bytes: Uint8Array;
+  #buffer!: ArrayBuffer;
+  #words!: Int32Array;
+  #bytes!: Uint8Array;
   /** The same bytes as a Buffer, for memcmp of long keys. */
-  #native: Buffer;
+  #native!: Buffer;
   /** Words in use: the next node starts here. */
   #top = HEAD_WORDS;
   #count = 0;
@@ -87,11 +92,16 @@ export class SkipList {
    * buffer every byte of which is zero (ArenaPool.takeZeroed), of at least 1 KiB and whole words.
    */
   constructor(initialBytes = INITIAL_BYTES, arena?: ArrayBuffer) {
-    this.#buffer = arena ?? allocate(Math.max(1024, (initialBytes + 3) & ~3));
-    this.#words = new Int32Array(this.#buffer);
-    this.#bytes = new Uint8Array(this.#buffer);
-    this.#native = Buffer.from(this.#buffer);
+    this.#adopt(arena ?? allocate(storageBytes(initialBytes)));
     this.#words[HEIGHT] = MAX_HEIGHT;
+  }
+
+  /** Makes `buffer` the list's storage, with its views. */
+  #adopt(buffer: ArrayBuffer): void {
+    this.#buffer = buffer;
+    this.#words = new Int32Array(buffer);
+    this.#bytes = new Uint8Array(buffer);
+    this.#native = Buffer.from(buffer);
   }
 
   /**
@@ -119,10 +129,7 @@ export class SkipList {
    */
   releaseStorage(): { buffer: ArrayBuffer; used: number } {
     const released = { buffer: this.#buffer, used: this.#top * 4 };
-    this.#buffer = allocate(HEAD_WORDS * 4);
-    this.#words = new Int32Array(this.#buffer);
-    this.#bytes = new Uint8Array(this.#buffer);
-    this.#native = Buffer.from(this.#buffer);
+    this.#adopt(allocate(HEAD_WORDS * 4));
     this.#words[HEIGHT] = MAX_HEIGHT;
     this.#top = HEAD_WORDS;
     this.#count = 0;
@@ -135,10 +142,7 @@ export class SkipList {
   /** A read-only list over exported storage (inserting into it is not supported). */
   static fromState(state: SkipListState): SkipList {
     const list = new SkipList(1024);
-    list.#buffer = state.buffer;
-    list.#words = new Int32Array(state.buffer);
-    list.#bytes = new Uint8Array(state.buffer);
-    list.#native = Buffer.from(state.buffer);
+    list.#adopt(state.buffer);
     list.#top = state.words;
     list.#count = state.count;
     list.#height = state.height;
@@ -294,13 +298,9 @@ export class SkipList {
     if (need <= this.#buffer.byteLength) return;
     let size = this.#buffer.byteLength * 2;
     while (size < need) size *= 2;
-    const grown = allocate(size);
-    const bytes = new Uint8Array(grown);
-    bytes.set(this.#bytes.subarray(0, this.#top * 4));
-    this.#buffer = grown;
-    this.#words = new Int32Array(grown);
-    this.#bytes = bytes;
-    this.#native = Buffer.from(grown);
+    const used = this.#bytes.subarray(0, this.#top * 4);
+    this.#adopt(allocate(size));
+    this.#bytes.set(used);
   }
 
   /**
