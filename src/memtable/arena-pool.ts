@@ -4,9 +4,10 @@
  * Every memtable switch used to allocate a fresh arena (writeBufferSize and an eighth), and every
  * flush a copy of the full one for the worker. A dead arena is freed only when V8 collects the
  * object that holds it, and the worker's copy only when the worker's heap is collected: V8 lets
- * tens of megabytes of such external memory pile up between collections. Over 1,000,000 db_bench
- * entries in batches of 1,000 (bench/db's fillbatch, `batchSync`) the process's peak RSS was
- * 218-220 MB, 163-168 MB with the arenas recycled (BENCHMARKS.md, issue 10 session 9).
+ * tens of megabytes of such external memory pile up between collections. bench/db's fillbatch
+ * process (1,000,000 db_bench entries in `batchSync`es of 1,000) peaked at 236.9 MB of RSS in the
+ * last full run before this pool, 159.0 MB in the first after it (BENCHMARKS.md, issue 10
+ * sessions 8 and 9).
  *
  * So a database keeps one pool: a memtable takes its arena from it, a flushed memtable that no
  * iterator still reads gives its arena back (MemTable.retire), and the worker hands back the copy
