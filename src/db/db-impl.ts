@@ -23,6 +23,7 @@
  * write fails with it (nothing is silently lost), reads go on, and reopening recovers every
  * acknowledged write from the WAL and the tables.
  */
+import { join } from 'node:path';
 import { invalidArgument, isSieveError, notSupported, SieveError, ErrorCode, ioError } from '../errors.js';
 import type { FileLock, FileSystem } from '../fs/file-system.js';
 import { isNotFound } from '../fs/file-system.js';
@@ -30,7 +31,8 @@ import { KeyProbes } from '../filter/key-probes.js';
 import { ArenaPool } from '../memtable/arena-pool.js';
 import { EntryRun } from '../memtable/entry-run.js';
 import { Lookup, MemTable } from '../memtable/memtable.js';
-import { storageBytes } from '../memtable/skiplist.js';
+import { storageBytes, type SkipListState } from '../memtable/skiplist.js';
+import { decodeMemTableImage, MEMTABLE_IMAGE_FILE, MEMTABLE_IMAGE_TEMP, stampWal, writeMemTableImage, type ImagePart, type ImagePartSource, type WalStamp } from './memtable-image.js';
 import { ValueType } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { currentFileName, FileType, lockFileName, logFileName, parseFileName } from '../version/filenames.js';
@@ -114,6 +116,11 @@ export class DBImpl {
   readonly #probes = new KeyProbes();
   #log: LogWriter | null = null;
   #logNumber = 0;
+  /** The oldest WAL holding records of the live memtables (`mem`); older live WALs hold `imm`'s. */
+  #memLogStart = 0;
+  /** The first WAL the memtable image on disk holds (0: none): the image goes once that WAL does. */
+  #imageWal = 0;
+  readonly #memTableBloomBits: number;
   #bgError: SieveError | null = null;
   #closed = false;
   /** Writes that cannot commit at once wait here (see write-queue.ts). */
@@ -140,8 +147,8 @@ export class DBImpl {
     // past it. Untouched pages of the buffer cost no memory, so size it for that from the start.
     // Arenas are recycled through the pool: memtable/arena-pool.ts says why.
     this.arenas = new ArenaPool(storageBytes(options.writeBufferSize + (options.writeBufferSize >>> 3)), 2 * router.regions.length);
-    const newMemTable = (): MemTable => new MemTable({ bloomBits: options.memtableBloomBitsPerKey > 0 ? bloomBits : 0, pool: this.arenas });
-    this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), newMemTable));
+    this.#memTableBloomBits = options.memtableBloomBitsPerKey > 0 ? bloomBits : 0;
+    this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), () => this.#newMemTable()));
     const blockCache = new BlockCache(options.blockCacheSize);
     const residentFiles = options.tableFileCacheSize > 0 ? new ResidentFiles(options.tableFileCacheSize) : undefined;
     this.stats.residentFiles = residentFiles;
@@ -248,17 +255,19 @@ export class DBImpl {
     let newest = -1;
     for (const number of logs) if (sizes.get(number)! > 0) newest = number;
     const edit = new VersionEdit();
-    let maxSequence = versions.lastSequence;
+    const replayLimit = REPLAY_LIMIT_WRITE_BUFFERS * options.writeBufferSize;
+    const image = this.#adoptMemTableImage(logs, sizes, replayLimit);
+    let maxSequence = Math.max(versions.lastSequence, image.lastSequence);
     const damagedLogs: number[] = [];
     let tornBytes = 0;
     let flushedDuringReplay = false;
-    const replayLimit = REPLAY_LIMIT_WRITE_BUFFERS * options.writeBufferSize;
     const run = this.#replayRun();
     // What one run holds before it goes into the memtable is bounded by the replay limit.
     let walBytes = 0;
-    for (const size of sizes.values()) walBytes += size;
+    for (const [number, size] of sizes) if (!image.wals.has(number)) walBytes += size;
     run?.reserve(Math.min(walBytes, replayLimit));
     for (const number of logs) {
+      if (image.wals.has(number)) continue;
       const replay = replayWal(fs, logFileName(this.dir, number), {
         newest: number === newest,
         paranoid: options.paranoidChecks,
@@ -325,14 +334,19 @@ export class DBImpl {
         }
       }
       // The state after a memtable switch: the replayed memtables are flushed in the background,
-      // read meanwhile as `imm`; the install moves the log number to the fresh WAL.
-      for (const region of this.regions) region.switchMemTable();
+      // read meanwhile as `imm`; the install moves the log number to the fresh WAL. An image of
+      // two memtables is that state already: its live memtable stays live, and holds the WALs
+      // from its own on (the install moves the log number to the first of them).
+      if (image.resumedFrom === 0) for (const region of this.regions) region.switchMemTable();
     }
+    this.#memLogStart = image.resumedFrom || this.#logNumber;
+    if (image.unused) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_FILE));
     this.#deleteObsoleteFiles();
-    if (inBackground) this.#bg.startFlush(this.#logNumber);
+    if (inBackground) this.#bg.startFlush(this.#memLogStart);
     this.#bg.scheduleCompaction();
     this.#info.log(
-      `opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length} WAL(s) replayed` +
+      `opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length - image.wals.size} WAL(s) replayed` +
+        (image.wals.size > 0 ? `, ${image.wals.size} read from the memtable image` : '') +
         (inBackground ? `, their memtable flushed in the background (WALs ${held.join(', ')} live until then)` : ''),
     );
   }
@@ -423,6 +437,99 @@ export class DBImpl {
           });
         }
       }
+    }
+  }
+
+  /**
+   * Recovery: reads the memtable image (db/memtable-image.ts) if the WALs it holds are the first
+   * live non-empty WALs as they are now, and returns their numbers (for the replay to skip) and
+   * its newest sequence. Its first memtable becomes region 0's memtable, which the replay of any
+   * later WAL goes on from. When its two memtables (one a close abandoned the flush of, then the
+   * live one) hold every non-empty WAL, the open resumes that state instead: the first as `imm`,
+   * to be flushed, the second as `mem`, holding the WALs from `resumedFrom` on. An image that
+   * does not match is `unused`: the replay does the work, and the open removes the image once it
+   * has succeeded (a failed open changes nothing). So is one larger than the replay's memory
+   * limit (a larger write buffer wrote it), which a replay would flush in parts. A temporary one
+   * a close left half-written is removed.
+   */
+  #adoptMemTableImage(
+    logs: readonly number[],
+    sizes: ReadonlyMap<number, number>,
+    limit: number,
+  ): { wals: Set<number>; lastSequence: number; resumedFrom: number; unused: boolean } {
+    const fs = this.fs;
+    const path = join(this.dir, MEMTABLE_IMAGE_FILE);
+    if (fs.exists(join(this.dir, MEMTABLE_IMAGE_TEMP))) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));
+    if (!fs.exists(path)) return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: false };
+    const arenas = this.arenas;
+    // The arenas the image is read into, and how much of each it wrote: those not kept go back.
+    const taken: { buffer: ArrayBuffer; used: number }[] = [];
+    const arena = (used: number): ArrayBuffer => {
+      const buffer = used <= arenas.arenaBytes ? arenas.takeZeroed() : new ArrayBuffer(used);
+      taken.push({ buffer, used });
+      return buffer;
+    };
+    let why: string;
+    try {
+      const image =
+        this.regions.length !== 1 ? 'the database has several regions'
+        : fs.size(path) > limit ? `larger than the replay's limit of ${limit} bytes`
+        : decodeMemTableImage(fs.readFile(path), arena);
+      const nonEmpty = logs.filter((n) => sizes.get(n)! > 0);
+      why = typeof image === 'string' ? image : this.#imageMismatch(image[0]!.wals, nonEmpty, 0);
+      if (typeof image !== 'string' && why === '') {
+        const [first, second] = image as [ImagePart, ImagePart | undefined];
+        const resume =
+          second !== undefined &&
+          first.wals.length + second.wals.length === nonEmpty.length &&
+          this.#versions.prevLogNumber === 0 &&
+          this.#imageMismatch(second.wals, nonEmpty, first.wals.length) === '';
+        const used = resume ? [first, second] : [first];
+        for (const t of taken) if (!used.some((p) => p.state.list.buffer === t.buffer)) arenas.give(t.buffer, t.used);
+        const region = this.regions[0]!;
+        region.mem.retire();
+        if (resume) {
+          region.imm = new MemTable({ pool: arenas, state: first.state });
+          region.mem = this.#newMemTable(second.state);
+        } else {
+          region.mem = new MemTable({ pool: arenas, state: first.state });
+        }
+        this.#imageWal = first.wals[0]!.number;
+        const wals = new Set(used.flatMap((p) => p.wals.map((w) => w.number)));
+        const lastSequence = Math.max(...used.map((p) => p.state.maxSequence));
+        return { wals, lastSequence, resumedFrom: resume ? second.wals[0]!.number : 0, unused: false };
+      }
+    } catch (err) {
+      why = (err as Error).message;
+    }
+    for (const t of taken) arenas.give(t.buffer, t.used);
+    this.#info.log(`memtable image not used (${why}): the WALs are replayed`);
+    return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: true };
+  }
+
+  /** Why `wals` are not `nonEmpty[from…]` as they are now ('' if they are). */
+  #imageMismatch(wals: readonly WalStamp[], nonEmpty: readonly number[], from: number): string {
+    for (let i = 0; i < wals.length; i++) {
+      const want = wals[i]!;
+      const have = nonEmpty[from + i];
+      if (have !== want.number) return `it holds WAL ${want.number} where the live WALs have ${have ?? 'none'}`;
+      const now = stampWal(this.fs, this.dir, want.number);
+      if (now.length !== want.length) return `WAL ${want.number} is ${now.length} bytes, was ${want.length}`;
+      if (now.crc !== want.crc) return `WAL ${want.number}'s bytes changed`;
+    }
+    return '';
+  }
+
+  /** A fresh memtable, or one over `state` (a memtable image's), with the options' Bloom filter. */
+  #newMemTable(state?: { list: SkipListState; maxSequence: number }): MemTable {
+    return new MemTable({ bloomBits: this.#memTableBloomBits, pool: this.arenas, state });
+  }
+
+  #removeQuietly(path: string): void {
+    try {
+      this.fs.remove(path);
+    } catch (err) {
+      this.#info.log(`could not delete ${path}: ${(err as Error).message}`);
     }
   }
 
@@ -828,6 +935,7 @@ export class DBImpl {
     const old = this.#log;
     this.#log = log;
     this.#logNumber = number;
+    this.#memLogStart = number;
     try {
       old?.close();
     } catch {
@@ -876,6 +984,10 @@ export class DBImpl {
   #deleteObsoleteFiles(): void {
     if (this.#bgError !== null) return;
     const versions = this.#versions;
+    if (this.#imageWal !== 0 && !versions.isLiveLog(this.#imageWal)) {
+      this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_FILE));
+      this.#imageWal = 0;
+    }
     const live = versions.liveFiles();
     const fs = this.fs;
     const dirs = this.regions.map((r) => r.dir);
@@ -1018,8 +1130,50 @@ export class DBImpl {
     this.#closed = true;
     for (const it of [...this.openIterators]) it.end();
     await this.#bg.close();
+    this.#leaveMemTableImage();
     this.#closeFiles();
     this.#lock.release();
+  }
+
+  /**
+   * Close: writes the memtable image (db/memtable-image.ts) — the memtable whose flush was
+   * abandoned, if any, then the live one, each with the WALs it holds — so that the next open
+   * reads it instead of replaying those WALs. Only for one region, no background error, and no
+   * previous log number (an old LevelDB's). A failure costs the next open a replay, nothing else:
+   * it is logged.
+   */
+  #leaveMemTableImage(): void {
+    const versions = this.#versions;
+    if (this.readOnly || this.regions.length !== 1 || this.#bgError !== null || versions.prevLogNumber !== 0) return;
+    const { imm, mem } = this.regions[0]!;
+    const fs = this.fs;
+    const path = join(this.dir, MEMTABLE_IMAGE_FILE);
+    try {
+      const stamps: WalStamp[] = [];
+      for (const name of fs.list(this.dir)) {
+        const parsed = parseFileName(name);
+        if (parsed?.type !== FileType.LOG || !versions.isLiveLog(parsed.number)) continue;
+        const stamp = stampWal(fs, this.dir, parsed.number);
+        if (stamp.length > 0) stamps.push(stamp);
+      }
+      stamps.sort((a, b) => a.number - b.number);
+      // The WALs before the live memtable's first hold the memtable being flushed.
+      const parts: ImagePartSource[] = [];
+      for (const [memtable, wals] of [
+        [imm, stamps.filter((w) => w.number < this.#memLogStart)],
+        [mem, stamps.filter((w) => w.number >= this.#memLogStart)],
+      ] as const) {
+        if (wals.length === 0) continue;
+        // Records but no entries (empty batches): an image cannot stand for those WALs, nor for any after them.
+        if (memtable === null || memtable.count === 0) break;
+        parts.push({ wals, view: memtable.storageView(), maxSequence: memtable.maxSequence });
+      }
+      if (parts.length > 0) writeMemTableImage(fs, this.dir, parts);
+      else if (fs.exists(path)) fs.remove(path);
+    } catch (err) {
+      this.#info.log(`could not write the memtable image: ${(err as Error).message}`);
+      if (fs.exists(join(this.dir, MEMTABLE_IMAGE_TEMP))) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));
+    }
   }
 
   #closeFiles(): void {

@@ -1,7 +1,7 @@
 /**
  * `destroyDB`: removes a database's files (LevelDB's DestroyDB). Only files with a database's
  * names are removed — CURRENT, LOCK, LOG, LOG.old, MANIFEST-*, *.log, *.ldb, *.sst, *.dbtmp,
- * REGIONS, and the tables in each region's sub-directory — and a directory only once it is
+ * REGIONS, MEMTABLE (and MEMTABLE.tmp), and the tables in each region's sub-directory — and a directory only once it is
  * empty: a file of the user's (or repair's `lost/`) keeps it, and is reported. The directory lock
  * is taken first, so an open database (in this process or another) is LOCKED and nothing is
  * removed; the lock file goes last.
@@ -18,6 +18,7 @@ import type { FileSystem } from '../fs/file-system.js';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import { lockFileName, parseFileName } from '../version/filenames.js';
 import { REGIONS_FILE } from './db-files.js';
+import { MEMTABLE_IMAGE_FILE, MEMTABLE_IMAGE_TEMP } from './memtable-image.js';
 
 export interface DestroyOptions {
   /** @defaultValue the real file system */
@@ -61,7 +62,7 @@ function removeEmptyDir(fs: FileSystem, dir: string): boolean {
 
 /** True for a name `destroyDB` may remove from the database directory. */
 function isDatabaseName(name: string): boolean {
-  return name === REGIONS_FILE || parseFileName(name) !== undefined;
+  return name === REGIONS_FILE || name === MEMTABLE_IMAGE_FILE || name === MEMTABLE_IMAGE_TEMP || parseFileName(name) !== undefined;
 }
 
 /** Removes the database in `dir` (see the file comment). Throws LOCKED if it is open. */

@@ -16,7 +16,7 @@ import { levelDBHash, levelDBHashRange } from '../filter/leveldb-hash.js';
 import type { BatchEntries } from '../wal/write-batch.js';
 import { RUN_FIELDS, type EntryRun } from './entry-run.js';
 import type { ArenaPool } from './arena-pool.js';
-import { SkipList, type SkipListState } from './skiplist.js';
+import { SkipList, type SkipListState, type SkipListView } from './skiplist.js';
 
 /** Persisted in every internal key and WAL record: never renumber. */
 export const ValueType = { DELETION: 0, VALUE: 1 } as const;
@@ -54,6 +54,12 @@ export interface MemTableOptions {
    * `pool.arenaBytes` long (initialArenaBytes is then ignored). @defaultValue none: a new buffer
    */
   pool?: ArenaPool;
+  /**
+   * Storage to start from (a memtable image, db/memtable-image.ts), and the highest sequence in
+   * it: the memtable takes the buffer, and its Bloom filter (if any) gets every key in it.
+   * @defaultValue none: empty
+   */
+  state?: { list: SkipListState; maxSequence: number };
 }
 
 export class MemTable {
@@ -68,14 +74,26 @@ export class MemTable {
   #pins = 0;
   /** Retired (flushed and dropped) while pinned: the last unpin recycles the arena. */
   #retired = false;
+  #maxSequence = 0;
 
   constructor(options: MemTableOptions = {}) {
     this.#pool = options.pool ?? null;
-    this.#list = new SkipList(options.initialArenaBytes, this.#pool?.takeZeroed());
+    const state = options.state;
+    this.#list = state !== undefined ? SkipList.fromState(state.list) : new SkipList(options.initialArenaBytes, this.#pool?.takeZeroed());
+    this.#maxSequence = state?.maxSequence ?? 0;
     const bits = options.bloomBits ?? 0;
     // A power of two, so a probe's bit is a mask of the hash, not a (floating-point) remainder.
     this.#bloomBits = bits > 0 ? 2 ** Math.ceil(Math.log2(Math.max(64, bits))) : 0;
     this.#bloom = bits > 0 ? new Uint32Array(this.#bloomBits >>> 5) : null;
+    if (this.#bloom !== null && state !== undefined) this.#bloomAddList();
+  }
+
+  #bloomAddList(): void {
+    const list = this.#list;
+    const bytes = list.bytes;
+    for (let node = list.first(); node !== 0; node = list.next(node)) {
+      this.#bloomAdd(levelDBHashRange(bytes, list.internalKeyStart(node), list.internalKeyEnd(node) - 8, MEMTABLE_BLOOM_SEED));
+    }
   }
 
   /** Entries added so far. */
@@ -91,9 +109,15 @@ export class MemTable {
     return this.#list.bytesUsed + (this.#bloom?.byteLength ?? 0);
   }
 
+  /** The highest sequence number added (0 if none). */
+  get maxSequence(): number {
+    return this.#maxSequence;
+  }
+
   /** Adds an entry, copying the bytes. `seq` must be new (greater than every sequence added before). */
   add(seq: number, type: ValueType, key: Uint8Array, value: Uint8Array): void {
     this.#list.insert(key, seq, type, type === ValueType.VALUE ? value : EMPTY);
+    this.#maxSequence = seq;
     if (this.#bloom !== null) this.#bloomAdd(levelDBHash(key, MEMTABLE_BLOOM_SEED));
   }
 
@@ -108,6 +132,7 @@ export class MemTable {
     const f = entries.fields;
     const n = entries.count;
     const order = n >= SORT_FROM ? this.#sortedOrder(rep, entries) : null;
+    if (n > 0) this.#maxSequence = seq + n - 1;
     for (let k = 0; k < n; k++) {
       const i = order === null ? k : order[k]!;
       const at = i * 5;
@@ -141,6 +166,7 @@ export class MemTable {
     const bytes = run.bytes;
     const seqs = run.seqs;
     const order = this.#entryOrder(bytes, f, n, seqs);
+    for (let i = 0; i < n; i++) if (seqs[i]! > this.#maxSequence) this.#maxSequence = seqs[i]!;
     if (this.#bloom !== null) this.#bloomAddRun(run);
     if (list.count === 0) {
       list.loadSorted(bytes, f, seqs, order, n);
@@ -291,6 +317,11 @@ export class MemTable {
     const { buffer, used } = this.#list.releaseStorage();
     this.#bloom = null;
     pool.give(buffer, used);
+  }
+
+  /** The entries' storage in place, for a memtable image (SkipList.storageView): valid until the next add. */
+  storageView(): SkipListView {
+    return this.#list.storageView();
   }
 
   /** An iterator over exported storage (see `exportState`). */

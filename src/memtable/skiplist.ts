@@ -56,6 +56,14 @@ export interface SkipListState {
   height: number;
 }
 
+/** A list's storage in place: the words in use as bytes, and the figures of SkipListState. */
+export interface SkipListView {
+  bytes: Uint8Array;
+  words: number;
+  count: number;
+  height: number;
+}
+
 /**
  * A plain ArrayBuffer, not a SharedArrayBuffer: V8 counts an ArrayBuffer's bytes as external
  * memory and collects a dead memtable's buffer promptly, while dead SharedArrayBuffers piled up
@@ -69,6 +77,19 @@ function allocate(bytes: number): ArrayBuffer {
 /** The bytes of a list's first buffer for `initialBytes`: whole words, at least 1 KiB (the memtable arenas' size too). */
 export function storageBytes(initialBytes: number): number {
   return Math.max(1024, (initialBytes + 3) & ~3);
+}
+
+/**
+ * Why `state` (read from a file, its checksum verified) cannot be a list's storage, or null if
+ * it can: its figures must fit its buffer and the head must be where every list keeps it.
+ */
+export function skipListStateProblem(state: SkipListState): string | null {
+  const { buffer, words, count, height } = state;
+  if (!Number.isInteger(words) || words < HEAD_WORDS || words * 4 > buffer.byteLength) return `${words} words in use in ${buffer.byteLength} bytes`;
+  if (!Number.isInteger(height) || height < 1 || height > MAX_HEIGHT) return `height ${height}`;
+  if (!Number.isInteger(count) || count < 0 || count > words) return `${count} entries in ${words} words`;
+  if (new Int32Array(buffer, 0, 1)[0] !== MAX_HEIGHT) return 'no head at word 0';
+  return null;
 }
 
 export class SkipList {
@@ -139,15 +160,36 @@ export class SkipList {
     return released;
   }
 
-  /** A read-only list over exported storage (inserting into it is not supported). */
+  /**
+   * A list over exported storage (a flush's copy, a memtable image), taking `state.buffer` as its
+   * own. Inserts go on where the list left off (a buffer with no room left grows as any does).
+   */
   static fromState(state: SkipListState): SkipList {
     const list = new SkipList(1024);
     list.#adopt(state.buffer);
     list.#top = state.words;
     list.#count = state.count;
     list.#height = state.height;
-    // Read-only: #tails is never used (insert is not supported on exported storage).
+    list.#findTails();
     return list;
+  }
+
+  /** Sets #tails from the links: at each level, from the top, walk on from the level above's last node. */
+  #findTails(): void {
+    const words = this.#words;
+    let node = 0;
+    for (let level = this.#height - 1; level >= 0; level--) {
+      for (let next = words[node + NEXT + level]!; next !== 0; next = words[node + NEXT + level]!) node = next;
+      this.#tails[level] = node;
+    }
+  }
+
+  /**
+   * The list's storage in place (no copy), for writing it out (db/memtable-image.ts): `bytes` is
+   * a view of the words in use, valid until the next insert.
+   */
+  storageView(): SkipListView {
+    return { bytes: this.#bytes.subarray(0, this.#top * 4), words: this.#top, count: this.#count, height: this.#height };
   }
 
   /** Entries inserted. */

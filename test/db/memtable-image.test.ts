@@ -1,0 +1,299 @@
+/**
+ * The memtable image (db/memtable-image.ts): close() writes the memtable out, and the next open
+ * reads it instead of replaying the WAL — only when that changes nothing. Every open below is
+ * compared with an open of the same directory without the image, which must replay: same
+ * entries, same versions, same last sequence, whatever happened to the WAL or the image between.
+ *
+ * MemFileSystem: jobs run on the database's thread on the next turn of the event loop, so a
+ * close right after a memtable switch abandons the flush (the image then holds the memtable
+ * being flushed, and the WAL after it is replayed on top).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DB } from '../../src/db.js';
+import { destroyDB } from '../../src/db/destroy.js';
+import { decodeMemTableImage, MEMTABLE_IMAGE_FILE, writeMemTableImage } from '../../src/db/memtable-image.js';
+import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { Lookup, MemTable, ValueType } from '../../src/memtable/memtable.js';
+import { DezhouRegionRouter } from '../../src/shard/dezhou-router.js';
+import { testSeed } from '../support/seed.js';
+
+const DIR = '/db';
+const IMAGE = `${DIR}/${MEMTABLE_IMAGE_FILE}`;
+/** Nothing flushes while a test writes, unless it writes more than this. */
+const OPTIONS = { writeBufferSize: 256 * 1024 } as const;
+const keyOf = (i: number): string => `key-${String(i).padStart(5, '0')}`;
+const valueOf = (i: number, gen: number): string => `v${gen}-${i}-`.padEnd(40 + (i % 50), 'x');
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const log = (fs: MemFileSystem): string => Buffer.from(fs.readFile(`${DIR}/LOG`)).toString();
+const wals = (fs: MemFileSystem): string[] => fs.list(DIR).filter((n) => n.endsWith('.log')).sort();
+
+/** A durable copy of every file in the database directory (a MemFileSystem of its own). */
+function copyOf(fs: MemFileSystem, without: readonly string[] = []): MemFileSystem {
+  const copy = new MemFileSystem();
+  copy.mkdir(DIR);
+  for (const name of fs.list(DIR)) {
+    if (without.includes(name) || name === 'lost') continue;
+    const file = copy.createWritable(`${DIR}/${name}`);
+    file.append(fs.readFile(`${DIR}/${name}`));
+    file.sync();
+    file.close();
+  }
+  copy.syncDir(DIR);
+  return copy;
+}
+
+/** What an open shows: every entry and the last sequence, or the code of the error it failed with. */
+async function contents(fs: MemFileSystem, paranoidChecks = true): Promise<{ entries: [string, string][]; lastSequence: string } | { error: string }> {
+  let db: DB;
+  try {
+    db = await DB.open(DIR, { ...OPTIONS, fs, paranoidChecks });
+  } catch (err) {
+    return { error: String((err as { code?: unknown }).code) };
+  }
+  try {
+    const entries: [string, string][] = [];
+    for await (const [k, v] of db.iterator()) entries.push([k.toString(), v.toString()]);
+    const stats = JSON.parse(db.getProperty('sievekv.stats')!) as { lastSequence: number };
+    return { entries, lastSequence: String(stats.lastSequence) };
+  } finally {
+    await db.close();
+  }
+}
+
+/** Writes keys [0, n) twice over (some deleted in between) without a flush, then closes. */
+async function written(n: number, fs = new MemFileSystem()): Promise<Map<string, string>> {
+  const model = new Map<string, string>();
+  const db = await DB.open(DIR, { ...OPTIONS, fs });
+  for (let gen = 0; gen < 2; gen++) {
+    for (let i = 0; i < n; i++) {
+      const k = keyOf((i * 7919) % n);
+      if (gen === 1 && i % 5 === 0) {
+        db.delSync(k);
+        model.delete(k);
+      } else {
+        db.putSync(k, valueOf(i, gen));
+        model.set(k, valueOf(i, gen));
+      }
+    }
+  }
+  await db.close();
+  return model;
+}
+
+/** Writes keys [0, n) past one write buffer and closes before the flush's turn: a flush abandoned, two WALs. */
+async function abandonedFlush(fs: MemFileSystem, n = 3000): Promise<Map<string, string>> {
+  const model = new Map<string, string>();
+  const db = await DB.open(DIR, { ...OPTIONS, fs });
+  for (let i = 0; i < n; i++) {
+    db.putSync(keyOf(i), valueOf(i, 0));
+    model.set(keyOf(i), valueOf(i, 0));
+  }
+  expect(wals(fs)).toHaveLength(2);
+  await db.close();
+  return model;
+}
+
+describe('memtable image: format', () => {
+  it('round-trips a memtable, which takes inserts after it as if it had never been written out', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.uint8Array({ minLength: 0, maxLength: 12 }), fc.boolean(), fc.uint8Array({ maxLength: 40 })), { maxLength: 300 }),
+        fc.array(fc.tuple(fc.uint8Array({ minLength: 0, maxLength: 12 }), fc.uint8Array({ maxLength: 40 })), { maxLength: 100 }),
+        (before, after) => {
+          const fs = new MemFileSystem();
+          fs.mkdir(DIR);
+          const original = new MemTable();
+          before.forEach(([k, del, v], i) => original.add(i + 1, del ? ValueType.DELETION : ValueType.VALUE, k, v));
+          const stamps = [{ number: 7, length: 1234, crc: 0xdeadbeef }];
+          const other = new MemTable();
+          other.add(1, ValueType.VALUE, new Uint8Array([1]), new Uint8Array([2]));
+          const parts = [
+            { wals: stamps, view: original.storageView(), maxSequence: original.maxSequence },
+            { wals: [{ number: 9, length: 1, crc: 2 }], view: other.storageView(), maxSequence: other.maxSequence },
+          ];
+          writeMemTableImage(fs, DIR, parts);
+          const image = decodeMemTableImage(fs.readFile(IMAGE));
+          if (typeof image === 'string') throw new Error(image);
+          expect(image.map((p) => p.wals)).toEqual([stamps, [{ number: 9, length: 1, crc: 2 }]]);
+          expect(image.map((p) => p.state.maxSequence)).toEqual([before.length, 1]);
+          expect(entriesOf(new MemTable({ state: image[1]!.state }))).toEqual(entriesOf(other));
+          const restored = new MemTable({ state: image[0]!.state, bloomBits: 1024 });
+          // Both take the same later writes; they must then hold the same entries in the same order.
+          after.forEach(([k, v], i) => {
+            original.add(before.length + i + 1, ValueType.VALUE, k, v);
+            restored.add(before.length + i + 1, ValueType.VALUE, k, v);
+          });
+          expect(entriesOf(restored)).toEqual(entriesOf(original));
+          // The Bloom filter a restored memtable builds knows every key in it.
+          for (const [k] of before) expect(restored.get(k, Number.MAX_SAFE_INTEGER)).not.toBe(Lookup.NOT_FOUND);
+        },
+      ),
+      { seed: testSeed(), numRuns: 60 },
+    );
+  });
+
+  it('reads any damaged or cut image as "not an image", never as other entries', () => {
+    const fs = new MemFileSystem();
+    fs.mkdir(DIR);
+    const mem = new MemTable();
+    for (let i = 0; i < 50; i++) mem.add(i + 1, ValueType.VALUE, Buffer.from(keyOf(i)), Buffer.from(valueOf(i, 0)));
+    writeMemTableImage(fs, DIR, [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 50 }]);
+    const good = fs.readFile(IMAGE);
+    fc.assert(
+      fc.property(fc.nat(good.length - 1), fc.integer({ min: 1, max: 255 }), fc.nat(good.length - 1), (at, xor, cut) => {
+        const flipped = Uint8Array.from(good);
+        flipped[at]! ^= xor;
+        expect(typeof decodeMemTableImage(flipped)).toBe('string');
+        expect(typeof decodeMemTableImage(good.subarray(0, cut))).toBe('string');
+      }),
+      { seed: testSeed(), numRuns: 300 },
+    );
+  });
+});
+
+function entriesOf(mem: MemTable): string[] {
+  const out: string[] = [];
+  const it = mem.iterator();
+  for (it.seekToFirst(); it.valid; it.next()) out.push(`${Buffer.from(it.key).toString('hex')}@${it.seq}:${it.type}=${Buffer.from(it.value).toString('hex')}`);
+  return out;
+}
+
+describe('memtable image: the database', () => {
+  it('close leaves one; the next open reads it instead of replaying, and drops it once its WAL goes', async () => {
+    const fs = new MemFileSystem();
+    const model = await written(1000, fs); // within one write buffer: one memtable, one WAL
+    expect(fs.exists(IMAGE)).toBe(true);
+    const replayed = await contents(copyOf(fs, [MEMTABLE_IMAGE_FILE]));
+    expect('entries' in replayed && replayed.entries).toEqual([...model].sort(([a], [b]) => (a < b ? -1 : 1)));
+
+    const db = await DB.open(DIR, { ...OPTIONS, fs });
+    expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 1 read from the memtable image/);
+    for (const [k, v] of model) expect(db.getSync(k)?.toString()).toBe(v);
+    expect(db.getSync(keyOf(0))).toBeUndefined(); // deleted in the second pass
+    await nextTurn(); // the background flush installs: the imaged WAL is obsolete, and the image with it
+    expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(1);
+    expect(fs.exists(IMAGE)).toBe(false);
+    await db.close();
+    expect(await contents(fs)).toEqual(replayed);
+  });
+
+  const setups: [string, (fs: MemFileSystem) => Promise<unknown>][] = [
+    ['one memtable', (fs) => written(800, fs)],
+    ['two (a flush abandoned)', (fs) => abandonedFlush(fs)],
+  ];
+  for (const [setup, write] of setups) {
+    it(`${setup}: an open with the image equals an open replaying the WALs, whatever was damaged in between (paranoidChecks on and off)`, async () => {
+      const fs = new MemFileSystem();
+      await write(fs);
+      const files = [...wals(fs), MEMTABLE_IMAGE_FILE];
+      const damage = fc.oneof(
+        fc.record({ file: fc.nat(files.length - 1), cut: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }) }),
+        fc.record({ file: fc.nat(files.length - 1), at: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), xor: fc.integer({ min: 1, max: 255 }) }),
+        fc.constant({ file: -1 }),
+      );
+      await fc.assert(
+        fc.asyncProperty(damage, fc.boolean(), async (d, paranoid) => {
+          const damaged = copyOf(fs);
+          if (d.file >= 0) {
+            const path = `${DIR}/${files[d.file]}`;
+            const bytes = Uint8Array.from(damaged.readFile(path));
+            const out = 'cut' in d ? bytes.subarray(0, Math.floor(bytes.length * d.cut)) : bytes;
+            if ('at' in d) out[Math.floor(out.length * d.at)]! ^= d.xor;
+            damaged.remove(path);
+            const file = damaged.createWritable(path);
+            file.append(out);
+            file.sync();
+            file.close();
+          }
+          const expected = await contents(copyOf(damaged, [MEMTABLE_IMAGE_FILE]), paranoid);
+          const seen = await contents(damaged, paranoid);
+          expect(seen).toEqual(expected);
+          // The image is used up to the first damaged WAL: not at all if that is its first, or the image itself.
+          // (An open that failed, the same way both times, logs neither.)
+          const imageUsed = d.file === -1 || (d.file > 0 && files[d.file] !== MEMTABLE_IMAGE_FILE);
+          if (!('error' in seen)) expect(log(damaged).includes('read from the memtable image')).toBe(imageUsed);
+          if (!imageUsed) expect(log(damaged)).toMatch(/memtable image not used \(/);
+        }),
+        { seed: testSeed(), numRuns: 50 },
+      );
+    });
+  }
+
+  it('a flush abandoned at close: the open resumes both memtables, and the live one keeps its WALs until its own flush', async () => {
+    const fs = new MemFileSystem();
+    const model = new Map<string, string>();
+    const sorted = (): [string, string][] => [...model].sort(([a], [b]) => (a < b ? -1 : 1));
+    for (const [k, v] of await abandonedFlush(fs)) model.set(k, v);
+    const [flushing, live] = wals(fs).map((n) => Number(n.slice(0, 6)));
+    const image = decodeMemTableImage(fs.readFile(IMAGE));
+    if (typeof image === 'string') throw new Error(image);
+    expect(image.map((p) => p.wals.map((w) => w.number))).toEqual([[flushing], [live]]);
+    const expected = await contents(copyOf(fs, [MEMTABLE_IMAGE_FILE]));
+    expect('entries' in expected && expected.entries).toEqual(sorted());
+
+    const db = await DB.open(DIR, { ...OPTIONS, fs });
+    expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 2 read from the memtable image/);
+    expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(0);
+    await nextTurn(); // the resumed flush installs: the flushed memtable's WAL goes, and the image
+    expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(1);
+    expect(wals(fs).map((n) => Number(n.slice(0, 6)))).not.toContain(flushing);
+    expect(wals(fs).map((n) => Number(n.slice(0, 6)))).toContain(live);
+    expect(fs.exists(IMAGE)).toBe(false);
+    for (let i = 0; i < 3000; i += 3) {
+      db.putSync(keyOf(i), valueOf(i, 1)); // into the resumed memtable, through a fresh WAL
+      model.set(keyOf(i), valueOf(i, 1));
+    }
+    // A crash now keeps what the open synced (the resumed memtable's WAL); later writes may go.
+    const crashed = await contents(fs.crashClone());
+    if ('error' in crashed) throw new Error(crashed.error);
+    expect(crashed.entries.map(([k]) => k)).toEqual(sorted().map(([k]) => k));
+    for (const [k, v] of crashed.entries) expect([valueOf(Number(k.slice(4)), 0), valueOf(Number(k.slice(4)), 1)]).toContain(v);
+    await db.close();
+    // The live memtable holds two WALs now: its image names both, and the open reads it.
+    const again = decodeMemTableImage(fs.readFile(IMAGE));
+    if (typeof again === 'string') throw new Error(again);
+    expect(again.map((p) => p.wals.map((w) => w.number))).toEqual([wals(fs).map((n) => Number(n.slice(0, 6)))]);
+    expect(again[0]!.wals[0]!.number).toBe(live);
+    const replayed = await contents(copyOf(fs, [MEMTABLE_IMAGE_FILE]));
+    expect('entries' in replayed && replayed.entries).toEqual(sorted());
+    expect(await contents(fs)).toEqual(replayed);
+    expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 2 read from the memtable image/);
+  });
+
+  it('is not used for WALs a later writer moved past (another program flushed them), and goes', async () => {
+    const fs = new MemFileSystem();
+    await written(300, fs);
+    const stale = fs.readFile(IMAGE);
+    // A session without the image: it replays, flushes, and its WAL goes; then the old image is put back.
+    fs.remove(IMAGE);
+    const db = await DB.open(DIR, { ...OPTIONS, fs });
+    await db.compactRange();
+    db.putSync('later', 'x');
+    await db.close();
+    const file = fs.createWritable(IMAGE);
+    file.append(stale);
+    file.close();
+    const expected = await contents(copyOf(fs, [MEMTABLE_IMAGE_FILE]));
+    const reopened = await DB.open(DIR, { ...OPTIONS, fs });
+    expect(log(fs)).toMatch(/memtable image not used \(it holds WAL \d+ where the live WALs have/);
+    expect(fs.exists(IMAGE)).toBe(false); // removed once the open succeeded
+    await reopened.close();
+    expect(await contents(fs)).toEqual(expected);
+  });
+
+  it('a database of several regions writes none; destroyDB removes one', async () => {
+    const sharded = new MemFileSystem();
+    const db = await DB.open(DIR, { ...OPTIONS, fs: sharded, router: new DezhouRegionRouter() });
+    for (let i = 0; i < 100; i++) db.putSync(keyOf(i), valueOf(i, 0));
+    await db.close();
+    expect(sharded.exists(IMAGE)).toBe(false);
+
+    const fs = new MemFileSystem();
+    await written(100, fs);
+    expect(fs.exists(IMAGE)).toBe(true);
+    const report = destroyDB(DIR, { fs });
+    expect(report.removed).toContain(IMAGE);
+    expect(report.kept).toEqual([]);
+  });
+});
