@@ -324,6 +324,7 @@ const ROLE_WEIGHTS: readonly [FileRole, number][] = [
   ['table', 4],
   ['wal', 4],
   ['regions', 0.5],
+  ['memtable-image', 1],
 ];
 
 /** One damage to run (twice: paranoidChecks on and off), and how to name it for a replay. */

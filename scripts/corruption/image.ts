@@ -8,7 +8,8 @@
  * of everything, then more writes that stay in level 0 and 1. A second session (a larger
  * memtable; its own MANIFEST) adds writes, a compaction of a sub-range and a flush, and last a
  * tail of 40 synced writes (puts, deletes and multi-key batches, a few of 40 KB) that lives only
- * in the WAL and spans several 32 KiB log blocks. Alongside, the logical contents: the state
+ * in the WAL and spans several 32 KiB log blocks; the last close leaves the memtable image of that
+ * WAL (db/memtable-image.ts), damaged too, and used by every case whose WAL is intact. Alongside, the logical contents: the state
  * after every write, so that a damaged WAL can be judged exactly against "the tables plus some
  * of the WAL's batches".
  *
@@ -21,6 +22,7 @@ import { ValueType } from '../../src/format/internal-key.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { DezhouRegionRouter } from '../../src/shard/dezhou-router.js';
 import { FileType, parseFileName } from '../../src/version/filenames.js';
+import { MEMTABLE_IMAGE_FILE } from '../../src/db/memtable-image.js';
 import { LogReader } from '../../src/wal/log-reader.js';
 import { logBoundaries } from './damage.js';
 import { batchSequence, forEachBatchEntry } from '../../src/wal/write-batch.js';
@@ -29,7 +31,7 @@ import { batchSequence, forEachBatchEntry } from '../../src/wal/write-batch.js';
 export type State = Map<string, string>;
 
 /** `regions`: the sharded database's REGIONS file (router name and region count). */
-export type FileRole = 'current' | 'manifest' | 'table' | 'wal' | 'regions';
+export type FileRole = 'current' | 'manifest' | 'table' | 'wal' | 'regions' | 'memtable-image';
 
 export interface ImageFile {
   /** Path on the file system (the database directory or a region's sub-directory). */
@@ -100,6 +102,7 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 
 function roleOf(name: string): FileRole | undefined {
   if (name === 'REGIONS') return 'regions';
+  if (name === MEMTABLE_IMAGE_FILE) return 'memtable-image';
   const parsed = parseFileName(name);
   if (parsed === undefined) return undefined;
   switch (parsed.type) {
