@@ -1129,8 +1129,15 @@ export class DBImpl {
     await this.#queue.whenDrained();
     this.#closed = true;
     for (const it of [...this.openIterators]) it.end();
-    await this.#bg.close();
+    // The memtable image is written while the workers stop: their answers come on this thread,
+    // after it. One that finished its job instead of abandoning it (a flush past its last look at
+    // the stop flag) changes what the image must hold: it is written again.
+    const stopping = this.#bg.close();
+    const { imm } = this.regions[0]!;
+    const logNumber = this.#versions.logNumber;
     this.#leaveMemTableImage();
+    await stopping;
+    if (this.regions[0]!.imm !== imm || this.#versions.logNumber !== logNumber) this.#leaveMemTableImage();
     this.#closeFiles();
     this.#lock.release();
   }
