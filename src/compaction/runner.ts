@@ -263,7 +263,7 @@ export class WorkerRunner implements JobRunner {
     this.#port = port1;
     this.#ready = false;
     this.#held = [];
-    this.#startDeadline = Date.now() + this.#startupLimitMs;
+    this.#startDeadline = performance.now() + this.#startupLimitMs;
     this.#startTimer = setTimeout(() => this.#checkStarted(), this.#startupLimitMs);
     this.#startTimer.unref();
     port1.on('message', (m: WorkerMessage) => this.#receive(m));
@@ -278,11 +278,21 @@ export class WorkerRunner implements JobRunner {
     return worker;
   }
 
-  /** Falls back if the worker has not said it is ready by its deadline. */
+  /**
+   * Falls back if the worker has not said it is ready by its deadline. A timer may fire a little
+   * before the deadline by the clock read here: it is set again for the rest, or the check
+   * would never come again (jobs held for the worker waited forever).
+   */
   #checkStarted(): void {
-    if (this.#worker !== null && !this.#ready && Date.now() >= this.#startDeadline) {
+    if (this.#worker === null || this.#ready) return;
+    const left = this.#startDeadline - performance.now();
+    if (left <= 0) {
       this.#fallBack(new Error(`it did not answer within ${this.#startupLimitMs} ms`));
+      return;
     }
+    this.#clearStartTimer();
+    this.#startTimer = setTimeout(() => this.#checkStarted(), Math.ceil(left));
+    this.#startTimer.unref();
   }
 
   #receive(m: WorkerMessage): void {
@@ -383,7 +393,7 @@ export class WorkerRunner implements JobRunner {
       if (until?.() === true) return;
       const m = this.#port === null ? undefined : receiveMessageOnPort(this.#port);
       if (m !== undefined) this.#receive(m.message as WorkerMessage);
-      else if (this.#worker !== null && !this.#ready && Date.now() >= this.#startDeadline) this.#checkStarted();
+      else if (this.#worker !== null && !this.#ready && performance.now() >= this.#startDeadline) this.#checkStarted();
       else if (this.#worker === null || Date.now() > deadline) this.#failAll(new Error(`the ${this.#name} worker did not answer`));
       else Atomics.wait(sleepCell, 0, 0, 1);
     }

@@ -6,7 +6,7 @@
  * blocks in waitSync). The fallback runs jobs on the file system it was given.
  */
 import { Worker, type MessagePort } from 'node:worker_threads';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { FlushJob, JobResult, TableShape } from '../../src/compaction/jobs.js';
 import { WorkerRunner, type WorkerRunnerOptions } from '../../src/compaction/runner.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
@@ -77,6 +77,29 @@ describe('a background worker that cannot start', () => {
       await runner.close();
     });
   }
+
+  it('a start-up timer that fires before the deadline by the clock the runner reads still gives the worker up', async () => {
+    const fs = new MemFileSystem();
+    fs.mkdir('/d');
+    const runner = new WorkerRunner({ fs, report: () => {}, startWorker: evalWorker('setInterval(() => {}, 1000)'), startupLimitMs: 300 });
+    // Timers run on the event loop's clock, in whole milliseconds; the runner's deadline is read
+    // from another clock. Set those clocks 50 ms back once the deadline is set: the timer then
+    // fires before the deadline, and the check must look again, not wait for a timer that is gone.
+    let lag = 0;
+    const performanceNow = performance.now.bind(performance);
+    const dateNow = Date.now.bind(Date);
+    const clocks = [vi.spyOn(performance, 'now').mockImplementation(() => performanceNow() - lag), vi.spyOn(Date, 'now').mockImplementation(() => dateNow() - lag)];
+    try {
+      const running = run(runner, flushJob(1, 20));
+      lag = 50;
+      const result = await running;
+      expect(result.kind === 'flush' ? countEntries(fs, result.file.number, result.file.fileSize) : -1).toBe(20);
+      expect(runner.fallbackReason).toMatch(/did not answer within 300 ms/);
+    } finally {
+      for (const clock of clocks) clock.mockRestore();
+    }
+    await runner.close();
+  }, 5_000);
 
   it('a synchronous caller (waitSync) is not held past the start-up deadline', async () => {
     const fs = new MemFileSystem();
