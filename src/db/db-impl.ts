@@ -32,7 +32,7 @@ import { ArenaPool } from '../memtable/arena-pool.js';
 import { EntryRun } from '../memtable/entry-run.js';
 import { Lookup, MemTable } from '../memtable/memtable.js';
 import { storageBytes, type SkipListState } from '../memtable/skiplist.js';
-import { decodeMemTableImage, MEMTABLE_IMAGE_FILE, MEMTABLE_IMAGE_TEMP, stampWal, writeMemTableImage, type ImagePart, type ImagePartSource, type WalStamp } from './memtable-image.js';
+import { decodeMemTableImage, MAX_IMAGE_WALS, MEMTABLE_IMAGE_FILE, MEMTABLE_IMAGE_TEMP, stampWal, writeMemTableImage, type ImagePart, type ImagePartSource, type WalStamp } from './memtable-image.js';
 import { ValueType } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { currentFileName, FileType, lockFileName, logFileName, parseFileName } from '../version/filenames.js';
@@ -485,15 +485,14 @@ export class DBImpl {
           this.#versions.prevLogNumber === 0 &&
           this.#imageMismatch(second.wals, nonEmpty, first.wals.length) === '';
         const used = resume ? [first, second] : [first];
-        for (const t of taken) if (!used.some((p) => p.state.list.buffer === t.buffer)) arenas.give(t.buffer, t.used);
+        // Both built before the region changes: a throw here leaves it as it was.
+        const flushing = resume ? new MemTable({ pool: arenas, state: first.state }) : null;
+        const live = this.#newMemTable(used[used.length - 1]!.state);
         const region = this.regions[0]!;
         region.mem.retire();
-        if (resume) {
-          region.imm = new MemTable({ pool: arenas, state: first.state });
-          region.mem = this.#newMemTable(second.state);
-        } else {
-          region.mem = new MemTable({ pool: arenas, state: first.state });
-        }
+        region.imm = flushing;
+        region.mem = live;
+        for (const t of taken) if (!used.some((p) => p.state.list.buffer === t.buffer)) arenas.give(t.buffer, t.used);
         this.#imageWal = first.wals[0]!.number;
         const wals = new Set(used.flatMap((p) => p.wals.map((w) => w.number)));
         const lastSequence = Math.max(...used.map((p) => p.state.maxSequence));
@@ -1130,14 +1129,14 @@ export class DBImpl {
     this.#closed = true;
     for (const it of [...this.openIterators]) it.end();
     // The memtable image is written while the workers stop: their answers come on this thread,
-    // after it. One that finished its job instead of abandoning it (a flush past its last look at
-    // the stop flag) changes what the image must hold: it is written again.
+    // after it. A flush that finished instead of abandoning (past its last look at the stop flag)
+    // and was installed moved the log number past the WALs of the memtable it flushed: the image
+    // is written again, without that memtable.
     const stopping = this.#bg.close();
-    const { imm } = this.regions[0]!;
     const logNumber = this.#versions.logNumber;
     this.#leaveMemTableImage();
     await stopping;
-    if (this.regions[0]!.imm !== imm || this.#versions.logNumber !== logNumber) this.#leaveMemTableImage();
+    if (this.#versions.logNumber !== logNumber) this.#leaveMemTableImage();
     this.#closeFiles();
     this.#lock.release();
   }
@@ -1171,12 +1170,18 @@ export class DBImpl {
         [mem, stamps.filter((w) => w.number >= this.#memLogStart)],
       ] as const) {
         if (wals.length === 0) continue;
-        // Records but no entries (empty batches): an image cannot stand for those WALs, nor for any after them.
-        if (memtable === null || memtable.count === 0) break;
+        // Records but no entries (empty batches), or more WALs than a reader takes: the image
+        // cannot stand for those WALs, nor for any after them.
+        if (memtable === null || memtable.count === 0 || wals.length > MAX_IMAGE_WALS) break;
         parts.push({ wals, view: memtable.storageView(), maxSequence: memtable.maxSequence });
       }
-      if (parts.length > 0) writeMemTableImage(fs, this.dir, parts);
-      else if (fs.exists(path)) fs.remove(path);
+      if (parts.length > 0) {
+        writeMemTableImage(fs, this.dir, parts);
+        this.#imageWal = parts[0]!.wals[0]!.number;
+      } else if (fs.exists(path)) {
+        fs.remove(path);
+        this.#imageWal = 0;
+      }
     } catch (err) {
       this.#info.log(`could not write the memtable image: ${(err as Error).message}`);
       if (fs.exists(join(this.dir, MEMTABLE_IMAGE_TEMP))) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));

@@ -2,10 +2,11 @@
  * The memtable image: what `close()` leaves so that the next open need not replay the WAL.
  *
  * Replaying a WAL decodes every record and loads the entries into a skiplist, in code V8 has not
- * optimized yet at an application's start: about 110 ms for the 2.2 MB WAL (19,000 entries) that
- * bench/db's overwrite leaves, where the rest of the open takes 20 ms. The memtable's storage is
- * one buffer of offsets (memtable/skiplist.ts), so close() can write it out as it is, and an open
- * can read it back in one copy.
+ * optimized yet at an application's start: a process's first open of the directory bench/db's
+ * overwrite leaves (a 2.2 MB WAL, 16,043 entries) took 83-87 ms, 28-40 ms with the image
+ * (BENCHMARKS.md, issue 10 session 10). The memtable's storage is one buffer of offsets
+ * (memtable/skiplist.ts), so close() can write it out as it is, and an open can read it back in
+ * one copy.
  *
  * The WAL stays the truth; the image is a cache of it, used only when it provably equals what a
  * replay would build:
@@ -16,8 +17,9 @@
  *   same length and CRC now. Anything else (a WAL a crash cut short, bytes appended or damaged
  *   since, a WAL another program flushed away or replaced) and the open replays as always, and
  *   removes the image. WALs after those it names are replayed on top of it.
- * - The image's own bytes end in a CRC; one that does not verify, or whose figures do not fit,
- *   is ignored the same way. So a torn image (close writes it without fsync: a crash soon after
+ * - The image's own bytes end in a CRC; one that does not verify, or whose figures or links do
+ *   not hold together (skipListStateProblem: a layout changed without FORMAT_VERSION, a writer's
+ *   bug), is ignored the same way. So a torn image (close writes it without fsync: a crash soon after
  *   may leave anything) costs a replay, never an entry.
  * - Only a database of one region, after a close with no background error.
  *
@@ -45,15 +47,19 @@ import { logFileName } from '../version/filenames.js';
 export const MEMTABLE_IMAGE_FILE = 'MEMTABLE';
 export const MEMTABLE_IMAGE_TEMP = 'MEMTABLE.tmp';
 
+// Persisted: the file's layout (see the file comment). Never change without FORMAT_VERSION.
 const MAGIC = new TextEncoder().encode('SKVMEMTB');
-/** Bump whenever the skiplist's node layout or this file's layout changes. */
+/** Persisted. Bump whenever the skiplist's node layout or this file's layout changes. */
 const FORMAT_VERSION = 1;
 const PREFIX_BYTES = 16;
 const WAL_BYTES = 20;
 const STATE_BYTES = 12;
 const MAX_PARTS = 2;
-/** More WALs than a memtable ever spans: a count beyond it is damage. */
-const MAX_WALS = 64;
+/**
+ * The most WALs one part names: more is damage to a reader, and a writer writes no image then (a
+ * live memtable that many short sessions resumed without a flush: the replay does it).
+ */
+export const MAX_IMAGE_WALS = 64;
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** A WAL as the image saw it. */
@@ -68,7 +74,6 @@ export function stampWal(fs: FileSystem, dir: string, number: number): WalStamp 
   const bytes = fs.readFile(logFileName(dir, number));
   return { number, length: bytes.length, crc: crc32c(bytes) };
 }
-
 
 /** One memtable to write: its storage in place, its highest sequence, and the WALs whose records it holds, in order. */
 export interface ImagePartSource {
@@ -134,6 +139,14 @@ export interface ImagePart {
  * Returns why not if the bytes are not an intact image of this format.
  */
 export function decodeMemTableImage(bytes: Uint8Array, arena: (used: number) => ArrayBuffer = (used) => new ArrayBuffer(used)): ImagePart[] | string {
+  try {
+    return decode(bytes, arena);
+  } catch (err) {
+    return (err as Error).message; // a 64-bit field past 2^53 (coding.ts)
+  }
+}
+
+function decode(bytes: Uint8Array, arena: (used: number) => ArrayBuffer): ImagePart[] | string {
   if (!LITTLE_ENDIAN) return 'a big-endian machine reads no images';
   if (bytes.length < PREFIX_BYTES + 4) return `${bytes.length} bytes is too short`;
   for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC[i]) return 'not a memtable image (bad magic)';
@@ -149,7 +162,7 @@ export function decodeMemTableImage(bytes: Uint8Array, arena: (used: number) => 
     if (at + 12 > end) return `part ${p} does not fit`;
     const maxSequence = getFixed64(bytes, at);
     const count = getFixed32(bytes, at + 8);
-    if (count < 1 || count > MAX_WALS) return `${count} WALs in part ${p}`;
+    if (count < 1 || count > MAX_IMAGE_WALS) return `${count} WALs in part ${p}`;
     const stateAt = at + 12 + count * WAL_BYTES;
     if (stateAt + STATE_BYTES > end) return `part ${p}'s ${count} WALs do not fit`;
     const wals: WalStamp[] = [];
@@ -163,7 +176,7 @@ export function decodeMemTableImage(bytes: Uint8Array, arena: (used: number) => 
     const buffer = arena(used);
     new Uint8Array(buffer, 0, used).set(bytes.subarray(storageAt, storageAt + used));
     const list: SkipListState = { buffer, words, count: getFixed32(bytes, stateAt + 4), height: getFixed32(bytes, stateAt + 8) };
-    const problem = skipListStateProblem(list);
+    const problem = skipListStateProblem(list, maxSequence);
     if (problem !== null) return `part ${p}: bad skiplist storage: ${problem}`;
     parts.push({ wals, state: { list, maxSequence } });
     at = storageAt + used;

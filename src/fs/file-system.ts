@@ -57,7 +57,12 @@ export interface FileSystem {
 
 /** An append-only file. Legal call order: `append`* then `sync`/`syncAsync` any time, `close` once. */
 export interface WritableFile {
-  /** Appends `data[start, end)` (default: all of it). The bytes are copied before return. */
+  /**
+   * Appends `data[start, end)` (default: all of it). The bytes are copied before return, and a
+   * read of the file through this file system (`readFile`, `openReadable`) sees them from then
+   * on, as POSIX write(2) gives: no buffering that only `sync` or `close` empties (a closing
+   * database reads its open WAL back for the memtable image, db/memtable-image.ts).
+   */
   append(data: Uint8Array, start?: number, end?: number): void;
   /** Makes every appended byte durable (fdatasync). */
   sync(): void;

@@ -52,9 +52,16 @@ export class ArenaPool {
     return arena.buffer;
   }
 
-  /** A buffer of `arenaBytes` whose bytes do not matter (a copy about to be overwritten): recycled, or new. */
-  take(): ArrayBuffer {
-    return this.#free.pop()?.buffer ?? new ArrayBuffer(this.arenaBytes);
+  /**
+   * A buffer of `arenaBytes` for a copy of `keep` bytes about to be written at its start: every
+   * byte from `keep` on is zero (so whoever gives it back says only `keep` bytes may be dirty),
+   * those before may hold anything. Recycled, or new.
+   */
+  take(keep: number): ArrayBuffer {
+    const arena = this.#free.pop();
+    if (arena === undefined) return new ArrayBuffer(this.arenaBytes);
+    if (arena.dirty > keep) new Uint8Array(arena.buffer, keep, arena.dirty - keep).fill(0);
+    return arena.buffer;
   }
 
   /**

@@ -284,7 +284,7 @@ export class MemTable {
    * memtable has a pool), which the worker may hand back to the pool. Only for an immutable memtable.
    */
   exportState(): SkipListState {
-    return this.#list.exportState(this.#pool?.take());
+    return this.#list.exportState(this.#pool?.take(this.#list.storageView().words * 4));
   }
 
   /**

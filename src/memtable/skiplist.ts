@@ -81,15 +81,79 @@ export function storageBytes(initialBytes: number): number {
 
 /**
  * Why `state` (read from a file, its checksum verified) cannot be a list's storage, or null if
- * it can: its figures must fit its buffer and the head must be where every list keeps it.
+ * it can. The checksum says the bytes are what some writer wrote, not that the writer's layout is
+ * this one: every figure and link is checked before a list follows it. The head is at word 0 and
+ * links nothing above `height`; the level-0 chain visits exactly `count` nodes, each whole inside
+ * the storage, of a height in [1, height], in strictly ascending internal-key order, with no
+ * sequence above `maxSequence`; every higher link goes to a later node of that level's height.
+ * O(entries), one word per word of storage.
  */
-export function skipListStateProblem(state: SkipListState): string | null {
+export function skipListStateProblem(state: SkipListState, maxSequence = Number.MAX_SAFE_INTEGER): string | null {
   const { buffer, words, count, height } = state;
   if (!Number.isInteger(words) || words < HEAD_WORDS || words * 4 > buffer.byteLength) return `${words} words in use in ${buffer.byteLength} bytes`;
   if (!Number.isInteger(height) || height < 1 || height > MAX_HEIGHT) return `height ${height}`;
   if (!Number.isInteger(count) || count < 0 || count > words) return `${count} entries in ${words} words`;
-  if (new Int32Array(buffer, 0, 1)[0] !== MAX_HEIGHT) return 'no head at word 0';
+  const w = new Int32Array(buffer, 0, words);
+  const bytes = new Uint8Array(buffer, 0, words * 4);
+  if (w[HEIGHT] !== MAX_HEIGHT) return 'no head at word 0';
+  for (let level = height; level < MAX_HEIGHT; level++) if (w[NEXT + level] !== 0) return `the head links level ${level}, above the height`;
+  // Level 0: each node's rank (1, 2, …) by word, 0 for a word no node starts at.
+  const rank = new Int32Array(words);
+  let prev = 0;
+  let n = 0;
+  for (let node = w[NEXT]!; node !== 0; node = w[node + NEXT]!) {
+    if (node < HEAD_WORDS || node >= words || rank[node] !== 0) return `level 0 links to word ${node}`;
+    if (++n > count) return `more than ${count} entries on level 0`;
+    const h = w[node + HEIGHT]!;
+    const keyLen = w[node + KEY_LEN]!;
+    const valueLen = w[node + VALUE_LEN]!;
+    if (h < 1 || h > height || keyLen < 0 || valueLen < 0) return `node ${node}: height ${h}, key ${keyLen} bytes, value ${valueLen} bytes`;
+    if (node + NEXT + h + ((keyLen + TRAILER + valueLen + 3) >>> 2) > words) return `node ${node} runs past the storage`;
+    const at = (node + NEXT + h) << 2;
+    if (trailerSequence(bytes, at + keyLen) > maxSequence) return `node ${node}: a sequence above ${maxSequence}`;
+    if (prev !== 0 && compareNodes(bytes, w, prev, node) >= 0) return `nodes ${prev} and ${node} out of order`;
+    rank[node] = n;
+    prev = node;
+  }
+  if (n !== count) return `${n} entries on level 0, ${count} counted`;
+  for (let level = 1; level < height; level++) {
+    const to = w[NEXT + level]!;
+    if (to !== 0 && (to < HEAD_WORDS || to >= words || rank[to] === 0 || w[to + HEIGHT]! <= level)) return `the head links level ${level} to word ${to}`;
+  }
+  for (let node = w[NEXT]!; node !== 0; node = w[node + NEXT]!) {
+    for (let level = 1; level < w[node + HEIGHT]!; level++) {
+      const to = w[node + NEXT + level]!;
+      if (to !== 0 && (to < HEAD_WORDS || to >= words || rank[to]! <= rank[node]! || w[to + HEIGHT]! <= level)) return `node ${node} links level ${level} to word ${to}`;
+    }
+  }
   return null;
+}
+
+/** The sequence of the trailer at `bytes[at, at + 8)` (sequence · 256 + type, little-endian). */
+function trailerSequence(bytes: Uint8Array, at: number): number {
+  const lo = (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+  const hi = (bytes[at + 4]! | (bytes[at + 5]! << 8) | (bytes[at + 6]! << 16) | (bytes[at + 7]! << 24)) >>> 0;
+  return hi * TWO_POW_24 + (lo >>> 8);
+}
+
+/** Internal-key order of nodes `a` and `b` (user key bytewise, then the trailer descending): <0, 0, >0. */
+function compareNodes(bytes: Uint8Array, w: Int32Array, a: number, b: number): number {
+  const aKey = (a + NEXT + w[a + HEIGHT]!) << 2;
+  const bKey = (b + NEXT + w[b + HEIGHT]!) << 2;
+  const aLen = w[a + KEY_LEN]!;
+  const bLen = w[b + KEY_LEN]!;
+  const common = Math.min(aLen, bLen);
+  for (let i = 0; i < common; i++) {
+    const d = bytes[aKey + i]! - bytes[bKey + i]!;
+    if (d !== 0) return d;
+  }
+  if (aLen !== bLen) return aLen - bLen;
+  // Same user key: the larger trailer (newer sequence) first.
+  for (let i = 7; i >= 0; i--) {
+    const d = bytes[bKey + bLen + i]! - bytes[aKey + aLen + i]!;
+    if (d !== 0) return d;
+  }
+  return 0;
 }
 
 export class SkipList {
@@ -223,10 +287,7 @@ export class SkipList {
 
   /** The sequence number in the trailer at byte `p`. */
   #seqAt(p: number): number {
-    const b = this.#bytes;
-    const lo = (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
-    const hi = (b[p + 4]! | (b[p + 5]! << 8) | (b[p + 6]! << 16) | (b[p + 7]! << 24)) >>> 0;
-    return hi * TWO_POW_24 + (lo >>> 8);
+    return trailerSequence(this.#bytes, p);
   }
 
   // The probe: the key a search compares nodes against, staged once per search (#stage). Keys up

@@ -1,8 +1,9 @@
 /**
  * The memtable image (db/memtable-image.ts): close() writes the memtable out, and the next open
  * reads it instead of replaying the WAL — only when that changes nothing. Every open below is
- * compared with an open of the same directory without the image, which must replay: same
- * entries, same versions, same last sequence, whatever happened to the WAL or the image between.
+ * compared with an open of the same directory without the image, which must replay: the same
+ * entries and the same last sequence (or the same error), whatever happened to the WAL or the
+ * image between.
  *
  * MemFileSystem: jobs run on the database's thread on the next turn of the event loop, so a
  * close right after a memtable switch abandons the flush (the image then holds the memtable
@@ -12,8 +13,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { destroyDB } from '../../src/db/destroy.js';
-import { decodeMemTableImage, MEMTABLE_IMAGE_FILE, writeMemTableImage } from '../../src/db/memtable-image.js';
+import { decodeMemTableImage, MAX_IMAGE_WALS, MEMTABLE_IMAGE_FILE, writeMemTableImage } from '../../src/db/memtable-image.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { crc32c, maskCrc } from '../../src/format/crc32c.js';
+import { putFixed32 } from '../../src/format/coding.js';
 import { Lookup, MemTable, ValueType } from '../../src/memtable/memtable.js';
 import { DezhouRegionRouter } from '../../src/shard/dezhou-router.js';
 import { testSeed } from '../support/seed.js';
@@ -152,6 +155,78 @@ describe('memtable image: format', () => {
   });
 });
 
+/** `bytes` with its trailing masked CRC-32C made right again: a writer that wrote exactly these bytes. */
+function resealed(bytes: Uint8Array): Uint8Array {
+  const out = Uint8Array.from(bytes);
+  putFixed32(out, out.length - 4, maskCrc(crc32c(out, 0, out.length - 4)));
+  return out;
+}
+
+describe('memtable image: figures and links a checksum cannot vouch for', () => {
+  // One part, one WAL: prefix 16 bytes; part header at 16 (max sequence u64, WAL count u32, one
+  // WAL of 20 bytes, then words, entries, height), storage at 60.
+  const fs = new MemFileSystem();
+  fs.mkdir(DIR);
+  const mem = new MemTable();
+  for (let i = 0; i < 200; i++) mem.add(i + 1, ValueType.VALUE, Buffer.from(keyOf((i * 37) % 200)), Buffer.from(valueOf(i, 0)));
+  writeMemTableImage(fs, DIR, [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 200 }]);
+  const good = fs.readFile(IMAGE);
+  const STORAGE = 60;
+  const word = (bytes: Uint8Array, i: number): number => new DataView(bytes.buffer, bytes.byteOffset).getInt32(STORAGE + i * 4, true);
+  const setWord = (bytes: Uint8Array, i: number, v: number): void => new DataView(bytes.buffer, bytes.byteOffset).setInt32(STORAGE + i * 4, v, true);
+  const first = word(good, 3); // the head's level-0 link (NEXT = 3)
+
+  const cases: [string, (b: Uint8Array) => Uint8Array][] = [
+    ['no parts', (b) => (putFixed32(b, 12, 0), b)],
+    ['three parts', (b) => (putFixed32(b, 12, 3), b)],
+    ['no WALs', (b) => (putFixed32(b, 24, 0), b)],
+    ['65 WALs', (b) => (putFixed32(b, 24, 65), b)],
+    ['more words than bytes', (b) => (putFixed32(b, 48, getWords(b) + 1), b)],
+    ['fewer words than bytes', (b) => (putFixed32(b, 48, getWords(b) - 1), b)],
+    ['one entry too many', (b) => (putFixed32(b, 52, 201), b)],
+    ['one entry too few', (b) => (putFixed32(b, 52, 199), b)],
+    ['height 0', (b) => (putFixed32(b, 56, 0), b)],
+    ['height 13', (b) => (putFixed32(b, 56, 13), b)],
+    ['no head', (b) => (setWord(b, 0, 5), b)],
+    ['the head links past the storage', (b) => (setWord(b, 3, getWords(b) + 100), b)],
+    ['a level-0 cycle', (b) => (setWord(b, first + 3, first), b)],
+    ['a node taller than the list', (b) => (setWord(b, first, 13), b)],
+    ['keys out of order', (b) => (b.fill(0xff, STORAGE + (first + 3 + word(b, first)) * 4, STORAGE + (first + 3 + word(b, first)) * 4 + 4), b)],
+    ['a sequence above the part\'s highest', (b) => (b.set([199, 0, 0, 0, 0, 0, 0, 0], 16), b)],
+    ['bytes after the last part', (b) => Buffer.concat([b.subarray(0, b.length - 4), new Uint8Array(8), b.subarray(b.length - 4)])],
+  ];
+  function getWords(b: Uint8Array): number {
+    return new DataView(b.buffer, b.byteOffset).getUint32(48, true);
+  }
+
+  it('the sound image decodes (the cases below change one thing each)', () => {
+    expect(typeof decodeMemTableImage(good)).not.toBe('string');
+  });
+  for (const [name, change] of cases) {
+    it(`${name}: a reason, not a memtable`, () => {
+      const result = decodeMemTableImage(resealed(change(Uint8Array.from(good))));
+      expect(typeof result, JSON.stringify(result).slice(0, 200)).toBe('string');
+    });
+  }
+
+  it('any word of the storage replaced (checksum made right): a reason, or a memtable whose walk ends in order (property)', () => {
+    fc.assert(
+      fc.property(fc.nat(getWords(good) - 1), fc.integer(), (i, v) => {
+        const bytes = Uint8Array.from(good);
+        setWord(bytes, i, v);
+        const result = decodeMemTableImage(resealed(bytes));
+        if (typeof result === 'string') return;
+        const restored = new MemTable({ state: result[0]!.state });
+        const seen = entriesOf(restored);
+        expect(seen).toHaveLength(200);
+        const it = restored.iterator();
+        for (const key of [keyOf(0), keyOf(199), keyOf(100)]) it.seek(Buffer.from(key), Number.MAX_SAFE_INTEGER); // no endless search
+      }),
+      { seed: testSeed(), numRuns: 300 },
+    );
+  });
+});
+
 function entriesOf(mem: MemTable): string[] {
   const out: string[] = [];
   const it = mem.iterator();
@@ -190,6 +265,7 @@ describe('memtable image: the database', () => {
       const damage = fc.oneof(
         fc.record({ file: fc.nat(files.length - 1), cut: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }) }),
         fc.record({ file: fc.nat(files.length - 1), at: fc.double({ min: 0, max: 1, noNaN: true, maxExcluded: true }), xor: fc.integer({ min: 1, max: 255 }) }),
+        fc.record({ file: fc.nat(files.length - 1), append: fc.uint8Array({ minLength: 1, maxLength: 64 }) }),
         fc.constant({ file: -1 }),
       );
       await fc.assert(
@@ -198,8 +274,9 @@ describe('memtable image: the database', () => {
           if (d.file >= 0) {
             const path = `${DIR}/${files[d.file]}`;
             const bytes = Uint8Array.from(damaged.readFile(path));
-            const out = 'cut' in d ? bytes.subarray(0, Math.floor(bytes.length * d.cut)) : bytes;
+            let out = 'cut' in d ? bytes.subarray(0, Math.floor(bytes.length * d.cut)) : bytes;
             if ('at' in d) out[Math.floor(out.length * d.at)]! ^= d.xor;
+            if ('append' in d) out = Buffer.concat([out, d.append]);
             damaged.remove(path);
             const file = damaged.createWritable(path);
             file.append(out);
@@ -279,6 +356,64 @@ describe('memtable image: the database', () => {
     expect(log(fs)).toMatch(/memtable image not used \(it holds WAL \d+ where the live WALs have/);
     expect(fs.exists(IMAGE)).toBe(false); // removed once the open succeeded
     await reopened.close();
+    expect(await contents(fs)).toEqual(expected);
+  });
+
+  it('reopened with a smaller write buffer: an image past the replay\'s limit (3 write buffers) is replayed instead', async () => {
+    const fs = new MemFileSystem();
+    await written(1000, fs);
+    const expected = await contents(copyOf(fs, [MEMTABLE_IMAGE_FILE]));
+    const db = await DB.open(DIR, { fs, writeBufferSize: 32 * 1024 });
+    expect(log(fs)).toMatch(/memtable image not used \(larger than the replay's limit of 98304 bytes\)/);
+    expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBeGreaterThan(1); // the replay flushed as it went
+    await db.close();
+    expect(await contents(fs)).toEqual(expected);
+  });
+
+  it('a read-only open replays and leaves the image; a sharded open sets a stray one aside', async () => {
+    const fs = new MemFileSystem();
+    const model = await written(300, fs);
+    const image = fs.readFile(IMAGE);
+    const reader = await DB.open(DIR, { fs, readOnly: true });
+    for (const [k, v] of model) expect(reader.getSync(k)?.toString()).toBe(v);
+    await reader.close();
+    expect(fs.readFile(IMAGE)).toEqual(image);
+
+    const sharded = new MemFileSystem();
+    const options = { ...OPTIONS, fs: sharded, router: new DezhouRegionRouter() };
+    let db = await DB.open(DIR, options);
+    db.putSync('k', 'v');
+    await db.close();
+    const file = sharded.createWritable(IMAGE);
+    file.append(image);
+    file.close();
+    db = await DB.open(DIR, options);
+    expect(log(sharded)).toMatch(/memtable image not used \(the database has several regions\)/);
+    expect(sharded.exists(IMAGE)).toBe(false);
+    expect(db.getSync('k')?.toString()).toBe('v');
+    await db.close();
+  });
+
+  it(`a live memtable resumed over more than ${MAX_IMAGE_WALS} WALs (sessions that closed before its flush): no image names them, the replay does`, async () => {
+    const fs = new MemFileSystem();
+    const model = await abandonedFlush(fs);
+    const lastPartWals = (): number => {
+      const image = decodeMemTableImage(fs.readFile(IMAGE));
+      if (typeof image === 'string') throw new Error(image);
+      return image[image.length - 1]!.wals.length;
+    };
+    // Each session resumes, writes one key through a fresh WAL and closes before a flush of the live memtable.
+    for (let session = 0; session < MAX_IMAGE_WALS + 2; session++) {
+      const db = await DB.open(DIR, { ...OPTIONS, fs });
+      db.putSync(`session-${session}`, 'x');
+      model.set(`session-${session}`, 'x');
+      await db.close();
+      if (session === 10) expect(lastPartWals()).toBeGreaterThan(10); // the live memtable's WALs, all named
+    }
+    expect(wals(fs).length).toBeGreaterThan(MAX_IMAGE_WALS);
+    if (fs.exists(IMAGE)) expect(lastPartWals()).toBeLessThanOrEqual(MAX_IMAGE_WALS);
+    const expected = await contents(copyOf(fs, [MEMTABLE_IMAGE_FILE]));
+    expect('entries' in expected && expected.entries).toEqual([...model].sort(([a], [b]) => (a < b ? -1 : 1)));
     expect(await contents(fs)).toEqual(expected);
   });
 
