@@ -485,9 +485,11 @@ export class DBImpl {
           this.#versions.prevLogNumber === 0 &&
           this.#imageMismatch(second.wals, nonEmpty, first.wals.length) === '';
         const used = resume ? [first, second] : [first];
-        // Both built before the region changes: a throw here leaves it as it was.
+        // Both built before the region changes: a throw here leaves it as it was. A memtable the
+        // open flushes (one part: it goes on as if replayed, #drainRun) takes no Bloom filter;
+        // a resumed live one, which takes writes and reads, does.
         const flushing = resume ? new MemTable({ pool: arenas, state: first.state }) : null;
-        const live = this.#newMemTable(used[used.length - 1]!.state);
+        const live = resume ? this.#newMemTable(second.state) : new MemTable({ pool: arenas, state: first.state });
         const region = this.regions[0]!;
         region.mem.retire();
         region.imm = flushing;

@@ -85,8 +85,8 @@ export function storageBytes(initialBytes: number): number {
  * this one: every figure and link is checked before a list follows it. The head is at word 0 and
  * links nothing above `height`; the level-0 chain visits exactly `count` nodes, each whole inside
  * the storage, of a height in [1, height], in strictly ascending internal-key order, with no
- * sequence above `maxSequence`; every higher link goes to a later node of that level's height.
- * O(entries), one word per word of storage.
+ * sequence above `maxSequence`; each higher level links exactly the nodes taller than it, in that
+ * order. O(entries), one pass.
  */
 export function skipListStateProblem(state: SkipListState, maxSequence = Number.MAX_SAFE_INTEGER): string | null {
   const { buffer, words, count, height } = state;
@@ -97,35 +97,39 @@ export function skipListStateProblem(state: SkipListState, maxSequence = Number.
   const bytes = new Uint8Array(buffer, 0, words * 4);
   if (w[HEIGHT] !== MAX_HEIGHT) return 'no head at word 0';
   for (let level = height; level < MAX_HEIGHT; level++) if (w[NEXT + level] !== 0) return `the head links level ${level}, above the height`;
-  // Level 0: each node's rank (1, 2, …) by word, 0 for a word no node starts at.
-  const rank = new Int32Array(words);
+  return chainProblem(w, bytes, count, height, maxSequence);
+}
+
+/**
+ * The walk of skipListStateProblem, in one loop (this runs once per open, mostly before V8 has
+ * optimized it: see memtable.ts). Each level's chain must be exactly the nodes taller than it, in
+ * level-0 order: `expected[level]` is where that chain goes next, and every node met on level 0
+ * must be it at each of its tower's levels.
+ */
+function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: number, maxSequence: number): string | null {
+  const words = w.length;
+  const expected = new Int32Array(MAX_HEIGHT);
+  for (let level = 1; level < height; level++) expected[level] = w[NEXT + level]!;
   let prev = 0;
   let n = 0;
   for (let node = w[NEXT]!; node !== 0; node = w[node + NEXT]!) {
-    if (node < HEAD_WORDS || node >= words || rank[node] !== 0) return `level 0 links to word ${node}`;
+    if (node < HEAD_WORDS || node >= words) return `level 0 links to word ${node}`;
     if (++n > count) return `more than ${count} entries on level 0`;
     const h = w[node + HEIGHT]!;
     const keyLen = w[node + KEY_LEN]!;
     const valueLen = w[node + VALUE_LEN]!;
     if (h < 1 || h > height || keyLen < 0 || valueLen < 0) return `node ${node}: height ${h}, key ${keyLen} bytes, value ${valueLen} bytes`;
     if (node + NEXT + h + ((keyLen + TRAILER + valueLen + 3) >>> 2) > words) return `node ${node} runs past the storage`;
-    const at = (node + NEXT + h) << 2;
-    if (trailerSequence(bytes, at + keyLen) > maxSequence) return `node ${node}: a sequence above ${maxSequence}`;
+    for (let level = 1; level < h; level++) {
+      if (expected[level] !== node) return `level ${level} goes to word ${expected[level]} where node ${node} stands`;
+      expected[level] = w[node + NEXT + level]!;
+    }
+    if (trailerSequence(bytes, ((node + NEXT + h) << 2) + keyLen) > maxSequence) return `node ${node}: a sequence above ${maxSequence}`;
     if (prev !== 0 && compareNodes(bytes, w, prev, node) >= 0) return `nodes ${prev} and ${node} out of order`;
-    rank[node] = n;
     prev = node;
   }
   if (n !== count) return `${n} entries on level 0, ${count} counted`;
-  for (let level = 1; level < height; level++) {
-    const to = w[NEXT + level]!;
-    if (to !== 0 && (to < HEAD_WORDS || to >= words || rank[to] === 0 || w[to + HEIGHT]! <= level)) return `the head links level ${level} to word ${to}`;
-  }
-  for (let node = w[NEXT]!; node !== 0; node = w[node + NEXT]!) {
-    for (let level = 1; level < w[node + HEIGHT]!; level++) {
-      const to = w[node + NEXT + level]!;
-      if (to !== 0 && (to < HEAD_WORDS || to >= words || rank[to]! <= rank[node]! || w[to + HEIGHT]! <= level)) return `node ${node} links level ${level} to word ${to}`;
-    }
-  }
+  for (let level = 1; level < height; level++) if (expected[level] !== 0) return `level ${level} goes on past the last node`;
   return null;
 }
 
@@ -143,7 +147,10 @@ function compareNodes(bytes: Uint8Array, w: Int32Array, a: number, b: number): n
   const aLen = w[a + KEY_LEN]!;
   const bLen = w[b + KEY_LEN]!;
   const common = Math.min(aLen, bLen);
-  for (let i = 0; i < common; i++) {
+  let i = 0;
+  // Four bytes at a time while they agree (keys often share a long prefix), then byte by byte.
+  while (i + 4 <= common && w[(aKey + i) >> 2] === w[(bKey + i) >> 2]) i += 4;
+  for (; i < common; i++) {
     const d = bytes[aKey + i]! - bytes[bKey + i]!;
     if (d !== 0) return d;
   }
