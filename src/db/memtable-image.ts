@@ -3,7 +3,7 @@
  *
  * Replaying a WAL decodes every record and loads the entries into a skiplist, in code V8 has not
  * optimized yet at an application's start: a process's first open of the directory bench/db's
- * overwrite leaves (a 2.2 MB WAL, 16,043 entries) took 83-87 ms, 28-40 ms with the image
+ * overwrite leaves (a 2.2 MB WAL, 16,043 entries) took 77-87 ms, 42-43 ms with the image and its checks
  * (BENCHMARKS.md, issue 10 session 10). The memtable's storage is one buffer of offsets
  * (memtable/skiplist.ts), so close() can write it out as it is, and an open can read it back in
  * one copy.
