@@ -1,10 +1,10 @@
 /**
  * `destroyDB`: removes a database's files (LevelDB's DestroyDB). Only files with a database's
  * names are removed — CURRENT, LOCK, LOG, LOG.old, MANIFEST-*, *.log, *.ldb, *.sst, *.dbtmp,
- * REGIONS, MEMTABLE (and MEMTABLE.tmp), and the tables in each region's sub-directory — and a directory only once it is
- * empty: a file of the user's (or repair's `lost/`) keeps it, and is reported. The directory lock
- * is taken first, so an open database (in this process or another) is LOCKED and nothing is
- * removed; the lock file goes last.
+ * REGIONS, MEMTABLE and MEMTABLE.tmp, and the tables in each region's sub-directory — and a
+ * directory only once it is empty: a file of the user's (or repair's `lost/`) keeps it, and is
+ * reported. The directory lock is taken first, so an open database (in this process or another)
+ * is LOCKED and nothing is removed; the lock file goes last.
  *
  * A missing directory is not an error (nothing to destroy). All I/O goes through the FileSystem
  * seam, except removing an empty directory, which the seam has no call for: it is done through

@@ -166,7 +166,7 @@ export class MemTable {
     const bytes = run.bytes;
     const seqs = run.seqs;
     const order = this.#entryOrder(bytes, f, n, seqs);
-    for (let i = 0; i < n; i++) if (seqs[i]! > this.#maxSequence) this.#maxSequence = seqs[i]!;
+    this.#maxSequence = Math.max(this.#maxSequence, maxOf(seqs, n));
     if (this.#bloom !== null) this.#bloomAddRun(run);
     if (list.count === 0) {
       list.loadSorted(bytes, f, seqs, order, n);
@@ -427,6 +427,13 @@ function sortTies(
  * does not change until it is retired (see the file header: pin it to read past that). `prev`
  * costs a search (O(log n)), as in LevelDB: the skiplist has no back links.
  */
+/** The largest of `values[0, n)` (a loop of its own: see #entryOrder). */
+function maxOf(values: Float64Array, n: number): number {
+  let max = 0;
+  for (let i = 0; i < n; i++) if (values[i]! > max) max = values[i]!;
+  return max;
+}
+
 export class MemTableIterator {
   #node = 0;
 
