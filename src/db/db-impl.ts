@@ -32,7 +32,17 @@ import { ArenaPool } from '../memtable/arena-pool.js';
 import { EntryRun } from '../memtable/entry-run.js';
 import { Lookup, MemTable } from '../memtable/memtable.js';
 import { storageBytes, type SkipListState } from '../memtable/skiplist.js';
-import { decodeMemTableImage, MAX_IMAGE_WALS, MEMTABLE_IMAGE_FILE, MEMTABLE_IMAGE_TEMP, stampWal, writeMemTableImage, type ImagePart, type ImagePartSource, type WalStamp } from './memtable-image.js';
+import {
+  decodeMemTableImage,
+  MAX_IMAGE_WALS,
+  MEMTABLE_IMAGE_FILE,
+  MEMTABLE_IMAGE_TEMP,
+  stampWal,
+  writeMemTableImage,
+  type ImagePart,
+  type ImagePartSource,
+  type WalStamp,
+} from './memtable-image.js';
 import { ValueType } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { currentFileName, FileType, lockFileName, logFileName, parseFileName } from '../version/filenames.js';
