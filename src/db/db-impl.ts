@@ -486,14 +486,14 @@ export class DBImpl {
         : fs.size(path) > limit ? `larger than the replay's limit of ${limit} bytes`
         : decodeMemTableImage(fs.readFile(path), arena);
       const nonEmpty = logs.filter((n) => sizes.get(n)! > 0);
-      why = typeof image === 'string' ? image : this.#imageMismatch(image[0]!.wals, nonEmpty, 0);
+      why = typeof image === 'string' ? image : this.#imageMismatch(image[0]!.wals, nonEmpty, 0, sizes);
       if (typeof image !== 'string' && why === '') {
         const [first, second] = image as [ImagePart, ImagePart | undefined];
         const resume =
           second !== undefined &&
           first.wals.length + second.wals.length === nonEmpty.length &&
           this.#versions.prevLogNumber === 0 &&
-          this.#imageMismatch(second.wals, nonEmpty, first.wals.length) === '';
+          this.#imageMismatch(second.wals, nonEmpty, first.wals.length, sizes) === '';
         const used = resume ? [first, second] : [first];
         // Both built before the region changes: a throw here leaves it as it was. A memtable the
         // open flushes (one part: it goes on as if replayed, #drainRun) takes no Bloom filter;
@@ -518,15 +518,18 @@ export class DBImpl {
     return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: true };
   }
 
-  /** Why `wals` are not `nonEmpty[from…]` as they are now ('' if they are). */
-  #imageMismatch(wals: readonly WalStamp[], nonEmpty: readonly number[], from: number): string {
+  /**
+   * Why `wals` are not `nonEmpty[from…]` as they are now ('' if they are). `sizes` (the open's
+   * reading) rules out a WAL of another length before its bytes are read for their CRC.
+   */
+  #imageMismatch(wals: readonly WalStamp[], nonEmpty: readonly number[], from: number, sizes: ReadonlyMap<number, number>): string {
     for (let i = 0; i < wals.length; i++) {
       const want = wals[i]!;
       const have = nonEmpty[from + i];
       if (have !== want.number) return `it holds WAL ${want.number} where the live WALs have ${have ?? 'none'}`;
-      const now = stampWal(this.fs, this.dir, want.number);
-      if (now.length !== want.length) return `WAL ${want.number} is ${now.length} bytes, was ${want.length}`;
-      if (now.crc !== want.crc) return `WAL ${want.number}'s bytes changed`;
+      const length = sizes.get(want.number)!;
+      if (length !== want.length) return `WAL ${want.number} is ${length} bytes, was ${want.length}`;
+      if (stampWal(this.fs, this.dir, want.number).crc !== want.crc) return `WAL ${want.number}'s bytes changed`;
     }
     return '';
   }
@@ -1167,14 +1170,9 @@ export class DBImpl {
     const fs = this.fs;
     const path = join(this.dir, MEMTABLE_IMAGE_FILE);
     try {
-      const stamps: WalStamp[] = [];
-      for (const name of fs.list(this.dir)) {
-        const parsed = parseFileName(name);
-        if (parsed?.type !== FileType.LOG || !versions.isLiveLog(parsed.number)) continue;
-        const stamp = stampWal(fs, this.dir, parsed.number);
-        if (stamp.length > 0) stamps.push(stamp);
-      }
-      stamps.sort((a, b) => a.number - b.number);
+      const stamps = this.#liveLogs(versions, false)
+        .map((n) => stampWal(fs, this.dir, n))
+        .filter((w) => w.length > 0);
       // The WALs before the live memtable's first hold the memtable being flushed.
       const parts: ImagePartSource[] = [];
       for (const [memtable, wals] of [

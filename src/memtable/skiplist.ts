@@ -25,7 +25,7 @@
  * Invariant: no two entries have the same (user key, sequence) — every write has its own
  * sequence number, so insertion order never decides ties.
  */
-import { writeTrailer, type ValueType } from '../format/internal-key.js';
+import { compareInternalKeys, readSequence, writeTrailer, type ValueType } from '../format/internal-key.js';
 import { RUN_FIELDS } from './entry-run.js';
 
 /** Tallest tower. With branching 4, 12 levels serve 4^12 ≈ 16M entries at full speed. */
@@ -86,7 +86,7 @@ export function storageBytes(initialBytes: number): number {
  * links nothing above `height`; the level-0 chain visits exactly `count` nodes, each whole inside
  * the storage, of a height in [1, height], in strictly ascending internal-key order, with no
  * sequence above `maxSequence`; each higher level links exactly the nodes taller than it, in that
- * order. O(entries), one pass.
+ * order. O(entries), one pass. (A sequence past 2^53 − 1 throws CORRUPTION, as readSequence does.)
  */
 export function skipListStateProblem(state: SkipListState, maxSequence = Number.MAX_SAFE_INTEGER): string | null {
   const { buffer, words, count, height } = state;
@@ -111,6 +111,8 @@ function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: n
   const expected = new Int32Array(MAX_HEIGHT);
   for (let level = 1; level < height; level++) expected[level] = w[NEXT + level]!;
   let prev = 0;
+  let prevKey = 0;
+  let prevKeyEnd = 0;
   let n = 0;
   for (let node = w[NEXT]!; node !== 0; node = w[node + NEXT]!) {
     if (node < HEAD_WORDS || node >= words) return `level 0 links to word ${node}`;
@@ -124,43 +126,17 @@ function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: n
       if (expected[level] !== node) return `level ${level} goes to word ${expected[level]} where node ${node} stands`;
       expected[level] = w[node + NEXT + level]!;
     }
-    if (trailerSequence(bytes, ((node + NEXT + h) << 2) + keyLen) > maxSequence) return `node ${node}: a sequence above ${maxSequence}`;
-    if (prev !== 0 && compareNodes(bytes, w, prev, node) >= 0) return `nodes ${prev} and ${node} out of order`;
+    const key = (node + NEXT + h) << 2;
+    const keyEnd = key + keyLen + TRAILER;
+    if (readSequence(bytes, keyEnd) > maxSequence) return `node ${node}: a sequence above ${maxSequence}`;
+    if (prev !== 0 && compareInternalKeys(bytes, prevKey, prevKeyEnd, bytes, key, keyEnd) >= 0) return `nodes ${prev} and ${node} out of order`;
     prev = node;
+    prevKey = key;
+    prevKeyEnd = keyEnd;
   }
   if (n !== count) return `${n} entries on level 0, ${count} counted`;
   for (let level = 1; level < height; level++) if (expected[level] !== 0) return `level ${level} goes on past the last node`;
   return null;
-}
-
-/** The sequence of the trailer at `bytes[at, at + 8)` (sequence · 256 + type, little-endian). */
-function trailerSequence(bytes: Uint8Array, at: number): number {
-  const lo = (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
-  const hi = (bytes[at + 4]! | (bytes[at + 5]! << 8) | (bytes[at + 6]! << 16) | (bytes[at + 7]! << 24)) >>> 0;
-  return hi * TWO_POW_24 + (lo >>> 8);
-}
-
-/** Internal-key order of nodes `a` and `b` (user key bytewise, then the trailer descending): <0, 0, >0. */
-function compareNodes(bytes: Uint8Array, w: Int32Array, a: number, b: number): number {
-  const aKey = (a + NEXT + w[a + HEIGHT]!) << 2;
-  const bKey = (b + NEXT + w[b + HEIGHT]!) << 2;
-  const aLen = w[a + KEY_LEN]!;
-  const bLen = w[b + KEY_LEN]!;
-  const common = Math.min(aLen, bLen);
-  let i = 0;
-  // Four bytes at a time while they agree (keys often share a long prefix), then byte by byte.
-  while (i + 4 <= common && w[(aKey + i) >> 2] === w[(bKey + i) >> 2]) i += 4;
-  for (; i < common; i++) {
-    const d = bytes[aKey + i]! - bytes[bKey + i]!;
-    if (d !== 0) return d;
-  }
-  if (aLen !== bLen) return aLen - bLen;
-  // Same user key: the larger trailer (newer sequence) first.
-  for (let i = 7; i >= 0; i--) {
-    const d = bytes[bKey + bLen + i]! - bytes[aKey + aLen + i]!;
-    if (d !== 0) return d;
-  }
-  return 0;
 }
 
 export class SkipList {
@@ -294,7 +270,10 @@ export class SkipList {
 
   /** The sequence number in the trailer at byte `p`. */
   #seqAt(p: number): number {
-    return trailerSequence(this.#bytes, p);
+    const b = this.#bytes;
+    const lo = (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+    const hi = (b[p + 4]! | (b[p + 5]! << 8) | (b[p + 6]! << 16) | (b[p + 7]! << 24)) >>> 0;
+    return hi * TWO_POW_24 + (lo >>> 8);
   }
 
   // The probe: the key a search compares nodes against, staged once per search (#stage). Keys up
