@@ -16,7 +16,7 @@
  * the comparator's range form, so seeking and comparing allocate nothing.
  */
 import { corruption, invalidArgument } from '../errors.js';
-import { allocateBytes, recycleBytes } from '../format/byte-arena.js';
+import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import type { Comparator } from '../format/comparator.js';
 import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
@@ -29,21 +29,27 @@ import {
   WINDOWS_MIN_RESTARTS,
 } from './restart-windows.js';
 
-/** An immutable, validated block (shared freely, e.g. through the block cache). */
+/**
+ * An immutable, validated block (shared freely, e.g. through the block cache). Its contents are
+ * `data[0, size)`: a data block read by a table may sit in longer bytes (a size class of the block
+ * pool, below). A block's fields never change while anyone can reach it; the pool sets them again
+ * only for a block nobody holds any more.
+ */
 export class Block {
-  /** The block contents (uncompressed, without trailer). */
-  readonly data: Uint8Array;
+  /** The block contents (uncompressed, without trailer) are `data[0, size)`. */
+  data: Uint8Array;
+  size = 0;
   /** Offset of the restart array: entries occupy `data[0, restartOffset)`. */
-  readonly restartOffset: number;
-  readonly numRestarts: number;
+  restartOffset = 0;
+  numRestarts = 0;
   /** For errors: the file the block came from and the file offset of its handle. */
-  readonly file: string | undefined;
-  readonly offset: number | undefined;
+  file: string | undefined;
+  offset: number | undefined;
   /**
-   * Recycling (format/byte-arena.ts): the block's bytes go back to the arena once the block is
-   * dropped (the cache let go of it, or never held it) and no iterator pins it. `recyclable`: its
-   * bytes were carved in a size class, and are not yet given back. Point lookups do not pin: they
-   * copy what they find before the next block read.
+   * Recycling: the block goes back to the block pool (object and bytes) once it is dropped (the
+   * cache let go of it, or never held it) and no iterator pins it. `recyclable`: its bytes are a
+   * size class's, from `takeBlockBytes`, and the block is not in the pool yet. Point lookups do
+   * not pin: they copy what they find before the next block read.
    */
   recyclable = false;
   private pins = 0;
@@ -53,11 +59,17 @@ export class Block {
   /** The restart windows, once built; null before, or if the block cannot have them. */
   windows: RestartWindows | null = null;
 
-  constructor(contents: Uint8Array, file?: string, offset?: number) {
+  constructor(contents: Uint8Array, file?: string, offset?: number, size: number = contents.length) {
     this.data = contents;
+    this.init(size, file, offset);
+  }
+
+  /** Validates `data[0, size)` as a block and sets the fields that describe it. */
+  private init(size: number, file: string | undefined, offset: number | undefined): void {
+    const contents = this.data;
+    this.size = size;
     this.file = file;
     this.offset = offset;
-    const size = contents.length;
     if (size < 4) throw corruption(`block too short (${size} bytes)`, { file, offset });
     const n = getFixed32(contents, size - 4);
     if (n > (size - 4) / 4) {
@@ -108,7 +120,34 @@ export class Block {
   private recycle(): void {
     if (!this.recyclable) return;
     this.recyclable = false;
-    recycleBytes(this.data);
+    const classBytes = this.data.length;
+    if (pooledBytes + classBytes > POOL_MAX_BYTES) return; // left to the garbage collector
+    if (poison) this.data.fill(0xa5);
+    pool[classBytes >>> POOL_CLASS_SHIFT]!.push(this);
+    pooledBytes += classBytes;
+  }
+
+  /**
+   * The block a decoder wrote into `contents`: the bytes `takeBlockBytes` returned last (a pooled
+   * block's, or new ones of its size class), or bytes of the decoder's own. Validated as the
+   * constructor does (CORRUPTION naming `file` and `offset`); a pooled block is set up anew.
+   */
+  static fromTaken(contents: Uint8Array, file: string, offset: number): Block {
+    if (contents !== takenBytes) return new Block(contents, file, offset);
+    takenBytes = null;
+    let block = takenBlock;
+    takenBlock = null;
+    if (block === null) {
+      block = new Block(contents, file, offset, takenLength);
+    } else {
+      block.pins = 0;
+      block.dropped = false;
+      block.seekCount = 0;
+      block.windows = null;
+      block.init(takenLength, file, offset);
+    }
+    block.recyclable = takenLength <= POOL_MAX_BLOCK; // else bytes of its own, not a class's
+    return block;
   }
 
   /** Offset of restart point `i` (requires `0 <= i < numRestarts`). */
@@ -120,6 +159,48 @@ export class Block {
   newIterator(comparator: Comparator): BlockIterator {
     return new BlockIterator(comparator, this);
   }
+}
+
+/**
+ * The block pool: blocks nobody holds any more (dropped by the cache, unpinned), by size class,
+ * each with its bytes. A data block read takes one (`takeBlockBytes`, then `Block.fromTaken`), so a
+ * loop of cache misses makes no object, view or bytes that outlive it: each read's block lived in
+ * the cache long enough to survive young collections, and V8 grew its young generation to the
+ * limit and promoted the rest. Classes are multiples of POOL_CLASS_BYTES up to POOL_MAX_BLOCK;
+ * larger blocks get bytes of their own and are left to the garbage collector. One pool per thread.
+ */
+const POOL_CLASS_SHIFT = 9;
+const POOL_CLASS_BYTES = 1 << POOL_CLASS_SHIFT;
+const POOL_MAX_BLOCK = 64 * 1024;
+/** At most this many bytes wait in the pool; blocks let go of beyond it are left to the collector. */
+const POOL_MAX_BYTES = 1024 * 1024;
+const pool: Block[][] = Array.from({ length: (POOL_MAX_BLOCK >>> POOL_CLASS_SHIFT) + 1 }, () => []);
+let pooledBytes = 0;
+/** What the last `takeBlockBytes` returned, for `Block.fromTaken`: the bytes, their block if pooled, the length asked. */
+let takenBytes: Uint8Array | null = null;
+let takenBlock: Block | null = null;
+let takenLength = 0;
+let poison = false;
+
+/**
+ * Bytes for a decoder to write a data block of `length` bytes into, at `[0, length)`; may be
+ * longer. `Block.fromTaken` then makes the block of them. Pooled bytes are reused as they are.
+ */
+export function takeBlockBytes(length: number): Uint8Array {
+  takenLength = length;
+  takenBlock = null;
+  if (length > POOL_MAX_BLOCK) return (takenBytes = new Uint8Array(length));
+  const sizeClass = (length + POOL_CLASS_BYTES - 1) >>> POOL_CLASS_SHIFT;
+  const block = pool[sizeClass]!.pop();
+  if (block === undefined) return (takenBytes = allocateBytes(sizeClass << POOL_CLASS_SHIFT));
+  pooledBytes -= block.data.length;
+  takenBlock = block;
+  return (takenBytes = block.data);
+}
+
+/** @internal Tests: overwrite a pooled block's bytes with 0xa5, so a read after it was let go shows. */
+export function setPooledBlockPoison(on: boolean): void {
+  poison = on;
 }
 
 /**

@@ -165,7 +165,9 @@ export function decompressBlock(
  * `scratch[start, start + size)` with at least 4 spare bytes before `start`, which this may
  * overwrite together with the block's varint header (lz4-napi's 4-byte length prefix goes there,
  * so the napi path makes no framing copy). The result never aliases `scratch`: NONE is copied out,
- * LZ4 decoded into new bytes. The caller verified the checksum before.
+ * LZ4 decoded into new bytes. The caller verified the checksum before. `take(length)` gives the
+ * bytes to write the contents of NONE and of WebAssembly's LZ4 into, at `[0, length)` (default:
+ * exactly `length` from the byte arena); the other decoders return bytes of their own.
  */
 export function decompressBlockInScratch(
   type: number,
@@ -175,9 +177,10 @@ export function decompressBlockInScratch(
   file?: string,
   offset?: number,
   maxSize: number = DEFAULT_MAX_UNCOMPRESSED_BLOCK_SIZE,
+  take: (length: number) => Uint8Array = allocateBytes,
 ): Uint8Array {
   if (type === CompressionType.NONE) {
-    const contents = allocateBytes(size);
+    const contents = take(size);
     contents.set(scratch.subarray(start, start + size));
     return contents;
   }
@@ -188,7 +191,7 @@ export function decompressBlockInScratch(
   const bodyStart = start + reader.pos;
   const wasm = lz4WasmDecoder();
   if (wasm !== undefined && size + declared <= WASM_MAX_BYTES) {
-    return decodeLz4InWasm(wasm, scratch, bodyStart, start + size, declared, file, offset);
+    return decodeLz4InWasm(wasm, scratch, bodyStart, start + size, declared, file, offset, take);
   }
   // lz4-napi takes a 4-byte little-endian length then the raw block: write it to end where the
   // body starts, over the varint header (1..5 bytes) and the spare bytes before it.
@@ -198,7 +201,7 @@ export function decompressBlockInScratch(
 
 /**
  * The raw LZ4 block `bytes[bodyStart, bodyEnd)` decoded by the WebAssembly module (lz4-wasm.ts)
- * into new bytes from the byte arena. Requires `bodyEnd - bodyStart + declared <= WASM_MAX_BYTES`.
+ * into the bytes `take(declared)` gives. Requires `bodyEnd - bodyStart + declared <= WASM_MAX_BYTES`.
  */
 function decodeLz4InWasm(
   wasm: Lz4WasmDecoder,
@@ -208,6 +211,7 @@ function decodeLz4InWasm(
   declared: number,
   file: string | undefined,
   offset: number | undefined,
+  take: (length: number) => Uint8Array = allocateBytes,
 ): Uint8Array {
   const memory = wasm.bytes;
   const bodyLength = bodyEnd - bodyStart;
@@ -218,7 +222,7 @@ function decodeLz4InWasm(
   if (written !== declared) {
     throw corruption(`lz4 block decompressed to ${written} bytes, header says ${declared}`, { file, offset });
   }
-  const contents = allocateBytes(declared);
+  const contents = take(declared);
   contents.set(memory.subarray(dst, dst + declared));
   return contents;
 }

@@ -20,12 +20,11 @@
 import { corruption, ErrorCode, SieveError } from '../errors.js';
 import type { KeyProbes } from '../filter/key-probes.js';
 import type { FilterPolicy } from '../filter/policy.js';
-import { isLastCarved } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import { bytewiseInternalComparator, type InternalKeyComparator } from '../format/internal-key-comparator.js';
 import { INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js';
 import type { FileSystem, RandomAccessFile } from '../fs/file-system.js';
-import { Block, BlockIterator } from './block.js';
+import { Block, BlockIterator, takeBlockBytes } from './block.js';
 import type { BlockCache } from './block-cache.js';
 import { BLOCK_TRAILER_SIZE, verifyBlockTrailer } from './block-trailer.js';
 import { decompressBlockInScratch } from './compression.js';
@@ -371,10 +370,9 @@ export class Table implements ResidentHolder {
       this.stats.blockCacheMisses++;
       this.sink.blockCacheMisses++;
     }
-    const block = this.readBlockFromFile(handle, this.verifyChecksums, 'data');
+    const block = Block.fromTaken(this.readBlockContents(handle, this.verifyChecksums, 'data', takeBlockBytes), this.path, handle.offset);
     this.stats.blocksRead++;
     this.sink.blocksRead++;
-    block.recyclable = isLastCarved(block.data);
     const cached = cache !== undefined && fillCache && cache.insert(this.cacheId, handle.offset, block);
     // A lookup's uncached block is left to the garbage collector: the caller reads its value
     // after this returns, and nothing would tell when it is done.
@@ -387,8 +385,11 @@ export class Table implements ResidentHolder {
     return new Block(this.readBlockContents(handle, verify, what), this.path, handle.offset);
   }
 
-  /** The uncompressed contents of the block at `handle`, verified if `verify`. */
-  private readBlockContents(handle: BlockHandle, verify: boolean, what: string): Uint8Array {
+  /**
+   * The uncompressed contents of the block at `handle`, verified if `verify`, in bytes from
+   * `take` (see decompressBlockInScratch).
+   */
+  private readBlockContents(handle: BlockHandle, verify: boolean, what: string, take?: (length: number) => Uint8Array): Uint8Array {
     const end = handle.offset + handle.size + BLOCK_TRAILER_SIZE;
     if (end > this.footerOffset) {
       throw corruption(
@@ -410,7 +411,7 @@ export class Table implements ResidentHolder {
     const started = timed ? performance.now() : 0;
     if (resident !== undefined && handle.offset >= SCRATCH_SPARE) {
       if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
-      const contents = this.decompressResident(resident, handle, verify);
+      const contents = this.decompressResident(resident, handle, verify, take);
       if (timed) this.addBlockTimes(0, performance.now() - started);
       return contents;
     }
@@ -425,7 +426,7 @@ export class Table implements ResidentHolder {
     }
     const read = timed ? performance.now() : 0;
     const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, handle.offset) : buf[SCRATCH_SPARE + handle.size]!;
-    const contents = decompressBlockInScratch(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset);
+    const contents = decompressBlockInScratch(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset, undefined, take);
     if (timed) this.addBlockTimes(read - started, performance.now() - read);
     return contents;
   }
@@ -445,14 +446,14 @@ export class Table implements ResidentHolder {
    * overwrite the SCRATCH_SPARE bytes before the block and its header (LZ4's length prefix goes
    * there, decompressBlockInScratch); they belong to the file, so they are put back after.
    */
-  private decompressResident(resident: Buffer, handle: BlockHandle, verify: boolean): Uint8Array {
+  private decompressResident(resident: Buffer, handle: BlockHandle, verify: boolean, take?: (length: number) => Uint8Array): Uint8Array {
     const start = handle.offset;
     const type = verify ? verifyBlockTrailer(resident, start, handle.size, this.path, start) : resident[start + handle.size]!;
     const saved = this.savedBytes;
     const from = start - SCRATCH_SPARE;
     for (let i = 0; i < SAVED_BYTES; i++) saved[i] = resident[from + i]!;
     try {
-      return decompressBlockInScratch(type, resident, start, handle.size, this.path, start);
+      return decompressBlockInScratch(type, resident, start, handle.size, this.path, start, undefined, take);
     } finally {
       for (let i = 0; i < SAVED_BYTES; i++) resident[from + i] = saved[i]!;
     }

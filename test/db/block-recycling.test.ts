@@ -1,46 +1,57 @@
 /**
- * Recycled block bytes (format/byte-arena.ts, Block.recyclable): the block cache gives back the
- * bytes of blocks only point lookups used, and the next block read takes them. Nothing may read
- * them after: with recycled bytes poisoned (0xa5), gets, getMany, iterators held open across many
- * evictions, reverse scans and `copy: false` pages keep answering what a Map of the same writes
- * answers, under a block cache a few blocks large.
+ * Recycled blocks (sstable/block.ts's block pool, Block.recyclable): the block cache gives back
+ * blocks only point lookups used, and the next block read takes the block, its view and its bytes.
+ * Nothing may read them after: with pooled bytes poisoned (0xa5), gets, getMany, iterators held
+ * open across many evictions, reverse scans and `copy: false` pages keep answering what a Map of
+ * the same writes answers, under a block cache a few blocks large.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
-import { allocateBytes, isLastCarved, recycleBytes, setRecycledBytesPoison } from '../../src/format/byte-arena.js';
+import { putFixed32 } from '../../src/format/coding.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { Block, setPooledBlockPoison, takeBlockBytes } from '../../src/sstable/block.js';
 import { rng, testSeed } from '../support/seed.js';
 
-beforeAll(() => setRecycledBytesPoison(true));
-afterAll(() => setRecycledBytesPoison(false));
+beforeAll(() => setPooledBlockPoison(true));
+afterAll(() => setPooledBlockPoison(false));
 
-describe('the byte arena', () => {
-  it('hands carved bytes out once, and recycled bytes again to a length of their size class', () => {
-    const a = allocateBytes(4100);
-    expect(isLastCarved(a)).toBe(true);
-    const b = allocateBytes(4100);
-    expect(a.buffer === b.buffer && a.byteOffset === b.byteOffset).toBe(false);
-    a.fill(1);
-    b.fill(2);
-    expect(a.every((x) => x === 1)).toBe(true); // no overlap
-    recycleBytes(a);
-    expect(a[0]).toBe(0xa5); // poisoned
-    const c = allocateBytes(4500); // same 512-byte class as 4100
-    expect(c.buffer === a.buffer && c.byteOffset === a.byteOffset).toBe(true);
-    expect(c.length).toBe(4500);
-    c.fill(3);
-    expect(b.every((x) => x === 2)).toBe(true); // the reserved class size kept it off b
+/** A block of `size` bytes from the pool: zeros (entries of no length), one restart point at 0. */
+function takeEmptyBlock(size: number, offset: number): Block {
+  const bytes = takeBlockBytes(size);
+  bytes.fill(0, 0, size);
+  putFixed32(bytes, size - 8, 0);
+  putFixed32(bytes, size - 4, 1);
+  return Block.fromTaken(bytes, 'f', offset);
+}
+
+describe('the block pool', () => {
+  it('gives a block let go of, with its bytes, to the next read of its size class', () => {
+    const a = takeEmptyBlock(8, 0); // restart array only: 8 bytes
+    expect(a.size).toBe(8);
+    expect(a.data.length).toBe(512); // its size class
+    const b = takeEmptyBlock(8, 100);
+    expect(a.data.buffer === b.data.buffer && a.data.byteOffset === b.data.byteOffset).toBe(false);
+    a.drop(); // not pinned: back to the pool
+    expect(a.data[0]).toBe(0xa5); // poisoned
+    const c = takeEmptyBlock(8, 200);
+    expect(c).toBe(a); // the same object, set up anew
+    expect(c.offset).toBe(200);
+    expect(c.numRestarts).toBe(1);
+    expect(b.offset).toBe(100);
   });
 
-  it('does not recycle short or oversized arrays, nor report them as carved in a class', () => {
-    const small = allocateBytes(64);
-    expect(isLastCarved(small)).toBe(false);
-    const big = allocateBytes(64 * 1024);
-    expect(isLastCarved(big)).toBe(false);
-    recycleBytes(small);
-    recycleBytes(big);
-    const next = allocateBytes(64);
-    expect(next.buffer === small.buffer && next.byteOffset === small.byteOffset).toBe(false);
+  it('keeps a pinned block until its last pin goes, and never pools bytes of other sizes', () => {
+    const a = takeEmptyBlock(4100, 0);
+    expect(a.data.length).toBe(4608);
+    a.pin();
+    a.drop();
+    expect(takeEmptyBlock(4100, 1)).not.toBe(a); // still pinned: not in the pool
+    a.unpin();
+    expect(takeEmptyBlock(4500, 2)).toBe(a); // same 512-byte class as 4100
+    const own = new Block(new Uint8Array(4), 'f', 3); // bytes of its own: never pooled
+    own.drop();
+    expect(takeEmptyBlock(8, 4).data.length).toBe(512);
+    expect(own.recyclable).toBe(false);
   });
 });
 

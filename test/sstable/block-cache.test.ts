@@ -2,8 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSieveError } from '../../src/errors.js';
-import { allocateBytes } from '../../src/format/byte-arena.js';
-import { Block } from '../../src/sstable/block.js';
+import { Block, takeBlockBytes } from '../../src/sstable/block.js';
 import { BlockBuilder } from '../../src/sstable/block-builder.js';
 import { BlockCache, DEFAULT_BLOCK_CACHE_CAPACITY } from '../../src/sstable/block-cache.js';
 
@@ -14,54 +13,54 @@ function blockOf(size: number): Block {
   return new Block(b.finish().slice());
 }
 
-/** A block whose bytes are carved from the byte arena, as a table's reads are (recyclable). */
-function carvedBlockOf(size: number): Block {
+/** A block whose bytes come from the block pool, as a table's data block reads do (recyclable). */
+function pooledBlockOf(size: number): Block {
   const raw = blockOf(size).data;
-  const bytes = allocateBytes(raw.length);
+  const bytes = takeBlockBytes(raw.length);
   bytes.set(raw);
-  const block = new Block(bytes);
-  block.recyclable = true;
-  return block;
+  return Block.fromTaken(bytes, 'f', 0);
 }
 
-/** True if the next carved array of `block`'s length takes its bytes. */
-function bytesReused(block: Block): boolean {
-  const next = allocateBytes(block.data.length);
-  return next.buffer === block.data.buffer && next.byteOffset === block.data.byteOffset;
+/** True if the next data block read of `block`'s size takes it from the pool. */
+function pooled(block: Block): boolean {
+  const bytes = takeBlockBytes(block.size);
+  const taken = bytes === block.data;
+  if (taken) Block.fromTaken(bytes, 'f', 0).drop(); // back to the pool (its bytes still hold a valid block)
+  return taken;
 }
 
-describe('BlockCache and recycled bytes', () => {
+describe('BlockCache and pooled blocks', () => {
   it('an evicted block that no iterator pins gives its bytes back', () => {
     const cache = new BlockCache(5000);
-    const a = carvedBlockOf(4000);
+    const a = pooledBlockOf(4000);
     cache.insert(1, 0, a);
-    cache.insert(1, 4096, carvedBlockOf(4000)); // evicts a
-    expect(bytesReused(a)).toBe(true);
+    cache.insert(1, 4096, pooledBlockOf(4000)); // evicts a
+    expect(pooled(a)).toBe(true);
   });
 
   it('a pinned block gives them back only at its last unpin', () => {
     const cache = new BlockCache(5000);
-    const a = carvedBlockOf(4000);
+    const a = pooledBlockOf(4000);
     cache.insert(1, 0, a);
     a.pin();
     a.pin();
     cache.eraseTable(1);
-    expect(bytesReused(a)).toBe(false);
+    expect(pooled(a)).toBe(false);
     a.unpin();
-    expect(bytesReused(a)).toBe(false);
+    expect(pooled(a)).toBe(false);
     a.unpin();
-    expect(bytesReused(a)).toBe(true);
+    expect(pooled(a)).toBe(true);
   });
 
   it('the same block inserted again stays, with its bytes', () => {
     const cache = new BlockCache(5000);
-    const a = carvedBlockOf(4000);
+    const a = pooledBlockOf(4000);
     cache.insert(1, 0, a);
     cache.insert(1, 0, a);
     expect(cache.lookup(1, 0)).toBe(a);
-    expect(bytesReused(a)).toBe(false);
+    expect(pooled(a)).toBe(false);
     cache.clear();
-    expect(bytesReused(a)).toBe(true);
+    expect(pooled(a)).toBe(true);
   });
 });
 
@@ -145,15 +144,33 @@ describe('BlockCache', () => {
     }
   });
 
+  it('keeps the newest blocks through thousands of inserts, evictions and erases', () => {
+    const cache = new BlockCache(300);
+    const block = blockOf(10);
+    for (let i = 0; i < 5000; i++) {
+      cache.insert(1 + (i % 7), i * 4096, block, 1);
+      if (i % 1000 === 999) cache.eraseTable(3);
+    }
+    // The last 300 inserts, less those of id 3 (erased at the end).
+    for (let i = 0; i < 5000; i++) {
+      const held = i >= 4700 && i % 7 !== 2;
+      expect(cache.lookup(1 + (i % 7), i * 4096)).toBe(held ? block : undefined);
+    }
+    expect(cache.size).toBe(300 - Math.ceil(300 / 7) + 1);
+  });
+
   it('matches an LRU model under random inserts, lookups and erases', () => {
     const blocks = Array.from({ length: 4 }, (_, i) => blockOf(10 + i));
+    const offset = fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 3 }).map((i) => 2 ** 32 + i));
     const op = fc.oneof(
-      fc.record({ op: fc.constant('insert' as const), id: fc.integer({ min: 1, max: 3 }), off: fc.integer({ min: 0, max: 5 }), charge: fc.integer({ min: 0, max: 120 }) }),
-      fc.record({ op: fc.constant('lookup' as const), id: fc.integer({ min: 1, max: 3 }), off: fc.integer({ min: 0, max: 5 }) }),
+      // Offsets past 2^32 too: the cache hashes both halves.
+      fc.record({ op: fc.constant('insert' as const), id: fc.integer({ min: 1, max: 3 }), off: offset, charge: fc.integer({ min: 0, max: 120 }) }),
+      fc.record({ op: fc.constant('lookup' as const), id: fc.integer({ min: 1, max: 3 }), off: offset }),
       fc.record({ op: fc.constant('erase' as const), id: fc.integer({ min: 1, max: 3 }) }),
     );
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 400 }), fc.array(op, { maxLength: 80 }), (capacity, ops) => {
+      // Up to hundreds of entries live at once: the cells grow and are rebuilt along the way.
+      fc.property(fc.integer({ min: 0, max: 4000 }), fc.array(op, { maxLength: 600 }), (capacity, ops) => {
         const cache = new BlockCache(capacity);
         // Model: entries in recency order, oldest first.
         let model: { id: number; off: number; charge: number; block: Block }[] = [];
@@ -190,6 +207,7 @@ describe('BlockCache', () => {
           expect(cache.usage).toBeLessThanOrEqual(capacity);
         }
         expect({ hits: cache.hits, misses: cache.misses }).toEqual({ hits, misses });
+        for (const e of model) expect(cache.lookup(e.id, e.off)).toBe(e.block);
       }),
       { numRuns: 200 },
     );
