@@ -7,7 +7,9 @@
  *
  * Untrusted bytes: every block handle is checked against the file size (a block and its trailer
  * must end before the footer) before anything is allocated for it; every block read verifies its
- * checksum (data blocks unless `verifyChecksums: false`) before it is decompressed or parsed; the
+ * checksum (data blocks unless `verifyChecksums: false`) before it is decompressed or parsed, a
+ * resident file's data blocks once, when the file is read whole (as a block cache hit is not
+ * verified again: the bytes in memory are those that were verified); the
  * block, handle, varint and compression decoders bound every length. Any failure is a SieveError
  * CORRUPTION naming the file and offset — never a crash, a hang, a wrong value, or an allocation
  * larger than the file (decompression is bounded too, and only runs on verified bytes).
@@ -163,6 +165,13 @@ export class Table implements ResidentHolder {
    * eviction, so files that do not fit together do not take turns being read whole.
    */
   private residentAfter = RESIDENT_AFTER_READS;
+  /**
+   * True once every data block of the resident file passed its checksum when the file was
+   * loaded (checkResidentBlocks), but those in `residentBad`: reads of the others from memory
+   * skip the check, as a block cache's hits do. A block read from the file is checked each time.
+   */
+  private residentVerified = false;
+  private residentBad: Set<number> | null = null;
   /** The resident bytes a decode in place overwrites (decompressResident), kept to put back. */
   private readonly savedBytes = new Uint8Array(SAVED_BYTES);
 
@@ -411,7 +420,8 @@ export class Table implements ResidentHolder {
     const started = timed ? performance.now() : 0;
     if (resident !== undefined && handle.offset >= SCRATCH_SPARE) {
       if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
-      const contents = this.decompressResident(resident, handle, verify, take);
+      const check = verify && (!this.residentVerified || (this.residentBad !== null && this.residentBad.has(handle.offset)));
+      const contents = this.decompressResident(resident, handle, check, take);
       if (timed) this.addBlockTimes(0, performance.now() - started);
       return contents;
     }
@@ -475,11 +485,40 @@ export class Table implements ResidentHolder {
     }
     this.resident = bytes;
     this.blockReads = 0;
+    if (this.verifyChecksums) this.checkResidentBlocks(bytes);
+  }
+
+  /**
+   * Verifies the checksum of every data block the index names, in the resident bytes, once:
+   * those that fail go to `residentBad` (their reads fail as from the file). An index entry that
+   * does not decode leaves `residentVerified` false: every read is checked then.
+   */
+  private checkResidentBlocks(bytes: Buffer): void {
+    const index = this.indexBlock.newIterator(this.comparator);
+    const handle = new BlockHandle();
+    let bad: Set<number> | null = null;
+    try {
+      for (index.seekToFirst(); index.valid(); index.next()) {
+        handle.decodeFrom(index.data, index.valueStart, index.valueEnd, this.path, this.indexBlock.offset);
+        try {
+          if (handle.offset + handle.size + BLOCK_TRAILER_SIZE > this.footerOffset) throw new Error('past the data');
+          verifyBlockTrailer(bytes, handle.offset, handle.size, this.path, handle.offset);
+        } catch {
+          (bad ??= new Set()).add(handle.offset);
+        }
+      }
+    } catch {
+      return; // the index does not decode: reads check every block
+    }
+    this.residentBad = bad;
+    this.residentVerified = true;
   }
 
   /** @internal The budget let go of this file: its blocks are read from the file again. */
   evictResident(): void {
     this.resident = undefined;
+    this.residentVerified = false;
+    this.residentBad = null;
     this.blockReads = 0;
     this.residentAfter = Math.min(this.residentAfter * 8, 1 << 24);
   }

@@ -10,6 +10,7 @@ import { BloomFilterPolicy } from '../../src/filter/bloom.js';
 import { KeyProbes } from '../../src/filter/key-probes.js';
 import { MAX_SEQUENCE, encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
 import { CompressionType } from '../../src/sstable/compression.js';
+import { BlockHandle } from '../../src/sstable/footer.js';
 import { ResidentFiles, type ResidentHolder } from '../../src/sstable/resident-files.js';
 import { GetStatus, RESIDENT_AFTER_READS, Table, TableGetResult } from '../../src/sstable/table.js';
 import { buildTable, type Entry, hex, makeEntry, newMemFs, sortEntries } from './table-support.js';
@@ -154,6 +155,48 @@ describe('a resident table', () => {
     for (const e of a) expect(lookup(ta, e.userKey)).toBe(e.type === ValueType.DELETION ? 'deleted' : `found ${hex(e.value)}`);
     ta.close();
     tb.close();
+  });
+
+  it('checks every data block once when it reads the file whole: a damaged one fails its reads, the others answer', () => {
+    const fs = newMemFs();
+    const es = entries(600, 4);
+    // Uncompressed: a flipped value byte decodes, so only the checksum can tell.
+    build(fs, '/db/t.ldb', es, CompressionType.NONE);
+    // Damage one byte inside a data block in the middle of the file.
+    const probe = Table.open(fs, '/db/t.ldb');
+    const index = probe.indexBlock.newIterator(probe.comparator);
+    const handles: BlockHandle[] = [];
+    for (index.seekToFirst(); index.valid(); index.next()) {
+      const h = new BlockHandle();
+      h.decodeFrom(index.data, index.valueStart, index.valueEnd);
+      handles.push(h);
+    }
+    probe.close();
+    const damaged = handles[handles.length >> 1]!;
+    const bytes = fs.readFile('/db/t.ldb');
+    bytes[damaged.offset + (damaged.size >> 1)]! ^= 0x10;
+    const out = fs.createWritable('/db/t.ldb');
+    out.append(bytes);
+    out.close();
+
+    const table = Table.open(fs, '/db/t.ldb', { residentFiles: new ResidentFiles(1 << 20) });
+    for (let n = 0; table.stats.blocksRead < RESIDENT_AFTER_READS; n++) lookup(table, es[n * 7]!.userKey);
+    expect(table.isResident).toBe(true);
+    let failed = 0;
+    for (let round = 0; round < 2; round++) {
+      for (const e of es) {
+        try {
+          expect(lookup(table, e.userKey)).toBe(e.type === ValueType.DELETION ? 'deleted' : `found ${hex(e.value)}`);
+        } catch (err) {
+          expect(err).toMatchObject({ code: 'CORRUPTION', offset: damaged.offset });
+          failed++;
+        }
+      }
+    }
+    expect(failed).toBeGreaterThan(0); // every read of the damaged block, in both rounds
+    expect(failed % 2).toBe(0);
+    expect(table.stats.blocksReadFromMemory).toBeGreaterThan(es.length);
+    table.close();
   });
 
   it('a file larger than the whole budget is never held', () => {
