@@ -123,11 +123,11 @@ export const sievekvEngine: Engine = {
   },
   options:
     'DB.open(dir) defaults: lz4, Bloom 10 bits/key per 2 KiB block filter, whole-table blocked Bloom 15 bits/key, memtable Bloom 10 bits/key, ' +
-    'level 0 compacted at 4 files, slowed at 20, stopped at 36, writeBufferSize 4 MiB, blockSize 4 KiB, block cache 8 MiB, whole table files read often kept in memory up to 64 MiB (tableFileCacheSize, one budget per thread), maxFileSize 2 MiB, block checksums verified on read (a file kept in memory: each block once, when it is read)',
+    'level 0 compacted at 4 files, slowed at 20, stopped at 36, writeBufferSize 4 MiB, blockSize 4 KiB, block cache 8 MiB, maxFileSize 2 MiB, block checksums verified on read',
   memory:
     'the memtable (writeBufferSize 4 MiB of nodes: keys, values, 12 + 4·height bytes of header and tower each, in one buffer ' +
     'of 4.5 MiB allocated up front, plus an 80 KiB Bloom); while a flush runs, the full memtable too and a copy of its buffer ' +
-    'transferred to the flush worker and back; up to two idle 4.5 MiB buffers kept for the next memtables and copies; the block cache (8 MiB of uncompressed blocks); whole table files that reads keep coming back to (up to 64 MiB: what LevelDB gets from mmap-ing its tables); open tables (up to maxOpenFiles 1000) with their index ' +
+    'transferred to the flush worker and back; up to two idle 4.5 MiB buffers kept for the next memtables and copies; the block cache (8 MiB of uncompressed blocks); open tables (up to maxOpenFiles 1000) with their index ' +
     'blocks and filters (per-block Bloom, whole-table blocked Bloom); worker threads for flushes and compactions (one on a machine of 2 cores or fewer, else two), each with its own V8 heap ' +
     '(young generation capped at 8 MiB; the compaction one holds the blocks it merges and the filter keys of the table it ' +
     'builds); a 32 KiB WAL frame',

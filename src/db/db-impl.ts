@@ -75,7 +75,7 @@ import { WriteQueue } from './write-queue.js';
 import { captureCheckpointSource, type CheckpointSource } from './checkpoint.js';
 import type { EntryIterator } from '../iterator/entry-iterator.js';
 import { BlockCache } from '../sstable/block-cache.js';
-import { ResidentFiles, sharedResidentFiles } from '../sstable/resident-files.js';
+import { ResidentFiles } from '../sstable/resident-files.js';
 import type { RegionRouter } from '../shard/region-router.js';
 import { singleRegionRouter } from '../shard/region-router.js';
 
@@ -160,8 +160,7 @@ export class DBImpl {
     this.#memTableBloomBits = options.memtableBloomBitsPerKey > 0 ? bloomBits : 0;
     this.regions = router.regions.map((_, i) => new Region(i, regionDir(dir, i), () => this.#newMemTable()));
     const blockCache = new BlockCache(options.blockCacheSize);
-    const residentBytes = options.tableFileCacheSize;
-    const residentFiles = residentBytes === undefined ? sharedResidentFiles() : residentBytes > 0 ? new ResidentFiles(residentBytes) : undefined;
+    const residentFiles = options.tableFileCacheSize > 0 ? new ResidentFiles(options.tableFileCacheSize) : undefined;
     this.stats.residentFiles = residentFiles;
     this.tables = this.regions.map((r) => new TableAccess(fs, r.dir, r.index, options, this.stats, blockCache, residentFiles));
     this.#queue = new WriteQueue({

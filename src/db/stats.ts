@@ -54,7 +54,7 @@ export class DBStats {
     this.regionGets = new Array<number>(regions).fill(0);
   }
 
-  /** Whole files held in memory (options.tableFileCacheSize, or the thread's shared budget), for the report. */
+  /** The database's whole files held in memory (options.tableFileCacheSize), for the report. */
   residentFiles: ResidentFiles | undefined = undefined;
 
   /** The table counters summed over regions. */

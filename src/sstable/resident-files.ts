@@ -3,29 +3,18 @@
  * LevelDB gets from mmap-ing its tables (up to 1,000 files on 64-bit), where a block read is a
  * memory access and the OS keeps the pages resident. Node cannot map a file, and a `pread` of one
  * 4 KiB block costs several microseconds: a table read from often is read once whole, and its
- * later block reads copy from memory. Each data block's checksum is verified once, when the file
- * is read whole (Table.checkResidentBlocks).
+ * later block reads copy from memory. Checksums are still verified per block.
  *
  * Bounded in bytes (the database's `tableFileCacheSize`): to admit a file, the files least
  * recently used are let go first; a file larger than the whole budget is never admitted. A table
  * lets go of its bytes when it closes (evicted from the table cache, or its file deleted). One per
- * database that sets the option, shared by its regions' table caches; the databases that do not
- * set it share the thread's (`sharedResidentFiles`). Single-threaded, as the tables are.
+ * database, shared by its regions' table caches; single-threaded, as the tables are.
  */
 
 /** What a table gives the budget: its size, and a way to drop its bytes when evicted. */
 export interface ResidentHolder {
   /** Called when the budget evicts the holder: it must drop its bytes and read from its file again. */
   evictResident(): void;
-}
-
-/** The budget databases share when they do not set `tableFileCacheSize`: 64 MiB per thread. */
-export const SHARED_TABLE_FILE_CACHE_SIZE = 64 * 1024 * 1024;
-let shared: ResidentFiles | undefined;
-
-/** The thread's shared budget (made on first use). */
-export function sharedResidentFiles(): ResidentFiles {
-  return (shared ??= new ResidentFiles(SHARED_TABLE_FILE_CACHE_SIZE));
 }
 
 export class ResidentFiles {

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { isSieveError } from '../../src/errors.js';
-import { SHARED_TABLE_FILE_CACHE_SIZE } from '../../src/sstable/resident-files.js';
 import { rng, testSeed } from '../support/seed.js';
 
 const dirs: string[] = [];
@@ -58,31 +57,6 @@ describe('tableFileCacheSize', () => {
     expect(fromMemory.stats.tableFileCacheFiles).toBeGreaterThan(0);
     expect(fromMemory.stats.tableFileCacheBytes).toBeGreaterThan(0);
     expect(fromMemory.stats.tableFileCacheBytes).toBeLessThanOrEqual(budget);
-  });
-
-  it('by default, databases share the thread\'s budget: what one holds, the other sees; closed, they let go', async () => {
-    const small = { writeBufferSize: 64 * 1024, maxFileSize: 64 * 1024, blockCacheSize: 0 };
-    const opened: DB[] = [];
-    for (let d = 0; d < 2; d++) {
-      const dir = mkdtempSync(join(tmpdir(), 'sievekv-resident-'));
-      dirs.push(dir);
-      const db = await DB.open(dir, small);
-      for (let i = 0; i < N; i += 500) db.batchSync(Array.from({ length: 500 }, (_, j) => ({ type: 'put' as const, key: key(i + j), value: value(i + j) })));
-      await db.compactRange();
-      opened.push(db);
-    }
-    const stats = (db: DB): Stats => JSON.parse(db.getProperty('sievekv.stats')!) as Stats;
-    const [a, b] = opened as [DB, DB];
-    const heldBefore = stats(a).tableFileCacheBytes;
-    for (let i = 0; i < N; i += 7) expect(a.getSync(key(i))?.toString()).toBe(value(i));
-    const held = stats(a).tableFileCacheBytes;
-    expect(held).toBeGreaterThan(heldBefore);
-    expect(stats(a).blocksReadFromMemory).toBeGreaterThan(0);
-    expect(stats(b).tableFileCacheBytes).toBe(held); // one budget
-    expect(held).toBeLessThanOrEqual(SHARED_TABLE_FILE_CACHE_SIZE);
-    await a.close();
-    expect(stats(b).tableFileCacheBytes).toBe(heldBefore); // a's tables let go of theirs
-    await b.close();
   });
 
   it('a size that is not a non-negative integer is INVALID_ARGUMENT', async () => {
