@@ -3,7 +3,8 @@
  * LevelDB gets from mmap-ing its tables (up to 1,000 files on 64-bit), where a block read is a
  * memory access and the OS keeps the pages resident. Node cannot map a file, and a `pread` of one
  * 4 KiB block costs several microseconds: a table read from often is read once whole, and its
- * later block reads copy from memory. Checksums are still verified per block.
+ * later block reads copy from memory. Each data block's checksum is verified once, when the file
+ * is read whole (Table.checkResidentBlocks).
  *
  * Bounded in bytes (the database's `tableFileCacheSize`): to admit a file, the files least
  * recently used are let go first; a file larger than the whole budget is never admitted. A table
