@@ -77,7 +77,7 @@ export interface Options {
    * read from a file): their block reads then copy from memory instead of calling the OS, as
    * LevelDB's mmap-ed tables do, and each data block's checksum is verified once, when the file is
    * read. Least recently used files go first; 0 turns it off. Off by default: it holds up to its
-   * size (random gets took 12-17% less time with 64 MiB on the development machine, BENCHMARKS.md).
+   * size (random gets took 12-22% less time with 64 MiB on the development machine, BENCHMARKS.md).
    * @defaultValue 0
    */
   tableFileCacheSize?: number;
