@@ -421,12 +421,6 @@ function sortTies(
   }
 }
 
-/**
- * Walks a memtable's entries in internal-key order. `key`, `seq`, `type`, `value` describe the
- * current entry while `valid`; `key` and `value` make views of bytes the memtable owns, which it
- * does not change until it is retired (see the file header: pin it to read past that). `prev`
- * costs a search (O(log n)), as in LevelDB: the skiplist has no back links.
- */
 /** The largest of `values[0, n)` (a loop of its own: see #entryOrder). */
 function maxOf(values: Float64Array, n: number): number {
   let max = 0;
@@ -434,6 +428,12 @@ function maxOf(values: Float64Array, n: number): number {
   return max;
 }
 
+/**
+ * Walks a memtable's entries in internal-key order. `key`, `seq`, `type`, `value` describe the
+ * current entry while `valid`; `key` and `value` make views of bytes the memtable owns, which it
+ * does not change until it is retired (see the file header: pin it to read past that). `prev`
+ * costs a search (O(log n)), as in LevelDB: the skiplist has no back links.
+ */
 export class MemTableIterator {
   #node = 0;
 

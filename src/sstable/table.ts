@@ -166,12 +166,12 @@ export class Table implements ResidentHolder {
    */
   private residentAfter = RESIDENT_AFTER_READS;
   /**
-   * True once every data block of the resident file passed its checksum when the file was
-   * loaded (checkResidentBlocks), but those in `residentBad`: reads of the others from memory
-   * skip the check, as a block cache's hits do. A block read from the file is checked each time.
+   * Once every data block of the resident file was checked when the file was loaded
+   * (checkResidentBlocks): the offsets of those that failed. Reads of the others from memory skip
+   * the check, as a block cache's hits do; null (not checked): every read checks. A block read
+   * from the file is checked each time.
    */
-  private residentVerified = false;
-  private residentBad: Set<number> | null = null;
+  private residentBad: ReadonlySet<number> | null = null;
   /** The resident bytes a decode in place overwrites (decompressResident), kept to put back. */
   private readonly savedBytes = new Uint8Array(SAVED_BYTES);
 
@@ -420,7 +420,7 @@ export class Table implements ResidentHolder {
     const started = timed ? performance.now() : 0;
     if (resident !== undefined && handle.offset >= SCRATCH_SPARE) {
       if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
-      const check = verify && (!this.residentVerified || (this.residentBad !== null && this.residentBad.has(handle.offset)));
+      const check = verify && (this.residentBad === null || this.residentBad.has(handle.offset));
       const contents = this.decompressResident(resident, handle, check, take);
       if (timed) this.addBlockTimes(0, performance.now() - started);
       return contents;
@@ -491,33 +491,31 @@ export class Table implements ResidentHolder {
   /**
    * Verifies the checksum of every data block the index names, in the resident bytes, once:
    * those that fail go to `residentBad` (their reads fail as from the file). An index entry that
-   * does not decode leaves `residentVerified` false: every read is checked then.
+   * does not decode leaves `residentBad` null: every read is checked then. (A handle past the table
+   * data needs no mark: readBlockContents rejects it before it looks here.)
    */
   private checkResidentBlocks(bytes: Buffer): void {
     const index = this.indexBlock.newIterator(this.comparator);
     const handle = new BlockHandle();
-    let bad: Set<number> | null = null;
+    const bad = new Set<number>();
     try {
       for (index.seekToFirst(); index.valid(); index.next()) {
         handle.decodeFrom(index.data, index.valueStart, index.valueEnd, this.path, this.indexBlock.offset);
         try {
-          if (handle.offset + handle.size + BLOCK_TRAILER_SIZE > this.footerOffset) throw new Error('past the data');
           verifyBlockTrailer(bytes, handle.offset, handle.size, this.path, handle.offset);
         } catch {
-          (bad ??= new Set()).add(handle.offset);
+          bad.add(handle.offset);
         }
       }
     } catch {
       return; // the index does not decode: reads check every block
     }
     this.residentBad = bad;
-    this.residentVerified = true;
   }
 
   /** @internal The budget let go of this file: its blocks are read from the file again. */
   evictResident(): void {
     this.resident = undefined;
-    this.residentVerified = false;
     this.residentBad = null;
     this.blockReads = 0;
     this.residentAfter = Math.min(this.residentAfter * 8, 1 << 24);
