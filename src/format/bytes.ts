@@ -57,3 +57,23 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   return compareBytes(a, b) === 0;
 }
+
+/** Copies up to this many bytes with a loop; longer ranges with TypedArray#set on a view. */
+const COPY_LOOP_MAX = 24;
+
+/**
+ * An owned Buffer holding `src[start, end)`. Scans make two per entry, so this skips what
+ * `Buffer.from(src.subarray(start, end))` adds: the view, and `Buffer.from`'s dispatch on its
+ * argument. Short ranges (keys) are copied by a loop, which beats `set` up to about 24 bytes
+ * (measured on Node 20: 16 B 67-77 ns vs 130-142 ns by `Buffer.from`; 100 B 107-116 ns by `set`).
+ */
+export function copyToBuffer(src: Uint8Array, start: number, end: number): Buffer {
+  const n = end - start;
+  const out = Buffer.allocUnsafe(n);
+  if (n <= COPY_LOOP_MAX) {
+    for (let i = 0; i < n; i++) out[i] = src[start + i]!;
+  } else {
+    out.set(start === 0 && end === src.length ? src : src.subarray(start, end));
+  }
+  return out;
+}

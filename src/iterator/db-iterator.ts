@@ -27,7 +27,7 @@
 import { ErrorCode, SieveError, corruption, invalidArgument } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
-import { compareByteRanges as compareBytes } from '../format/bytes.js';
+import { compareByteRanges as compareBytes, copyToBuffer } from '../format/bytes.js';
 import {
   INTERNAL_KEY_TRAILER_SIZE,
   VALUE_TYPE_FOR_SEEK,
@@ -37,8 +37,10 @@ import {
 import type { InternalIterator } from './internal-iterator.js';
 
 const TWO_POW_24 = 16777216;
-/** A saved value buffer this much larger than the value it holds is dropped (LevelDB: 1 MiB). */
-const SHRINK_SLACK = 1 << 20;
+/** Keys up to this length are saved by a loop rather than `set` on a view (see copyToBuffer). */
+const SAVE_LOOP_MAX = 24;
+/** The value of a keys-only iterator, and the saved value when none is held: empty, so sharing it is safe. */
+const NO_VALUE_BUFFER = Buffer.alloc(0);
 
 /** User-key bounds; `null` means unbounded on that side. */
 export interface UserKeyBounds {
@@ -56,7 +58,6 @@ function userLength(k: Uint8Array): number {
 }
 
 const UNBOUNDED: UserKeyBounds = { lower: null, lowerInclusive: true, upper: null, upperInclusive: true };
-const NO_VALUE = new Uint8Array(0);
 
 export class DBIterator {
   readonly #iter: InternalIterator;
@@ -72,9 +73,13 @@ export class DBIterator {
   /** A user key: the key to skip past (forward) or the current key (reverse). */
   #savedKey = allocateBytes(64);
   #savedKeyLen = 0;
-  /** The current value in reverse. */
-  #savedValue = allocateBytes(64);
-  #savedValueLen = 0;
+  /**
+   * The current value in reverse: a fresh Buffer per saved version (from Node's pool), so that
+   * `valueBuffer()` can hand it over instead of copying it a second time.
+   */
+  #savedValue: Buffer = NO_VALUE_BUFFER;
+  /** `valueBuffer()` handed `#savedValue` over: a second call copies. */
+  #savedValueTaken = false;
   /** Seek targets are built here (user key ‖ trailer). */
   #target = allocateBytes(64);
   /** Type of the entry last passed to #visible. */
@@ -118,18 +123,34 @@ export class DBIterator {
   /** The current value (empty for a keys-only iterator), borrowed until the iterator moves. Requires `valid()`. */
   value(): Uint8Array {
     this.#requireValid();
-    if (this.#keysOnly) return NO_VALUE;
-    return this.#forward ? this.#iter.value() : this.#savedValue.subarray(0, this.#savedValueLen);
+    if (this.#keysOnly) return NO_VALUE_BUFFER;
+    return this.#forward ? this.#iter.value() : this.#savedValue;
   }
 
-  /** An owned copy of the current key. */
+  /** An owned copy of the current key. Requires `valid()`. */
   keyBuffer(): Buffer {
-    return Buffer.from(this.key());
+    this.#requireValid();
+    if (this.#forward) {
+      const k = this.#iter.key();
+      return copyToBuffer(k, 0, k.length - INTERNAL_KEY_TRAILER_SIZE);
+    }
+    return copyToBuffer(this.#savedKey, 0, this.#savedKeyLen);
   }
 
-  /** An owned copy of the current value. */
+  /**
+   * An owned copy of the current value. Requires `valid()`. In reverse the first call hands over
+   * the copy the iterator saved (`value()` then views the caller's buffer until the iterator moves).
+   */
   valueBuffer(): Buffer {
-    return Buffer.from(this.value());
+    this.#requireValid();
+    if (this.#keysOnly) return NO_VALUE_BUFFER;
+    if (this.#forward) {
+      const v = this.#iter.value();
+      return copyToBuffer(v, 0, v.length);
+    }
+    if (this.#savedValueTaken) return copyToBuffer(this.#savedValue, 0, this.#savedValue.length);
+    this.#savedValueTaken = true;
+    return this.#savedValue;
   }
 
   /** The first visible key in bounds. */
@@ -371,20 +392,22 @@ export class DBIterator {
 
   #saveKey(src: Uint8Array, len: number): void {
     if (len > this.#savedKey.length) this.#savedKey = new Uint8Array(Math.max(len, 2 * this.#savedKey.length));
-    this.#savedKey.set(len === src.length ? src : src.subarray(0, len));
+    const saved = this.#savedKey;
+    if (len <= SAVE_LOOP_MAX) {
+      for (let i = 0; i < len; i++) saved[i] = src[i]!; // a forward scan saves every key: no view
+    } else {
+      saved.set(len === src.length ? src : src.subarray(0, len));
+    }
     this.#savedKeyLen = len;
   }
 
   #saveValue(src: Uint8Array): void {
-    const len = src.length;
-    if (len > this.#savedValue.length) this.#savedValue = new Uint8Array(Math.max(len, 2 * this.#savedValue.length));
-    this.#savedValue.set(src);
-    this.#savedValueLen = len;
+    this.#savedValue = copyToBuffer(src, 0, src.length);
+    this.#savedValueTaken = false;
   }
 
   #clearSavedValue(): void {
-    this.#savedValueLen = 0;
-    if (this.#savedValue.length > SHRINK_SLACK) this.#savedValue = allocateBytes(64);
+    this.#savedValue = NO_VALUE_BUFFER;
   }
 
   /** `userKey ‖ trailer(seq, type)` in the reused target buffer (a view of it). */

@@ -110,7 +110,7 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
       this.#state = YIELDED;
       this.#count++;
       if (!this.#copy) return [view(core.key()), this.#values ? view(core.value()) : NO_VALUE];
-      return [Buffer.from(core.key()), this.#values ? Buffer.from(core.value()) : NO_VALUE];
+      return [core.keyBuffer(), this.#values ? core.valueBuffer() : NO_VALUE];
     } catch (err) {
       this.#closeAfterError();
       throw err;

@@ -197,6 +197,12 @@ describe('DBIterator random walks', () => {
             expect(it.valid()).toBe(true);
             expect([hex(it.key()), hex(it.value())]).toEqual(m[index]);
             expect(hex(it.keyBuffer())).toBe(m[index]![0]);
+            // Owned copies: in reverse the first is the saved value handed over, the next a copy.
+            const first = it.valueBuffer();
+            const second = it.valueBuffer();
+            expect([hex(first), hex(second)]).toEqual([m[index]![1], m[index]![1]]);
+            first.fill(0xee);
+            expect(hex(second)).toBe(m[index]![1]);
           }
         }
         it.close();
