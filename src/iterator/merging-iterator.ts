@@ -36,6 +36,12 @@ export class MergingIterator implements InternalIterator {
   readonly #heap: Int32Array;
   #size = 0;
   #forward = true;
+  /**
+   * The heap position (1 or 2) of the top's first-ordered child, or 0 if not known. It stays
+   * right while the top child stays on top (positions 1 and 2 do not move, nor do their
+   * children), so a step that leaves the top in place costs one comparison instead of two.
+   */
+  #runnerUp = 0;
 
   /**
    * @param children iterators over internal keys in `comparator`'s order (taken over: closed by
@@ -176,19 +182,30 @@ export class MergingIterator implements InternalIterator {
       }
     }
     this.#size = size;
+    this.#runnerUp = 0;
     for (let i = (size >>> 1) - 1; i >= 0; i--) this.#siftDown(i);
   }
 
   /** After the top child `cur` moved: re-read its key and restore the heap. */
   #replaceTop(cur: number, child: InternalIterator): void {
+    const heap = this.#heap;
     if (child.valid()) {
       this.#keys[cur] = child.key();
+      const size = this.#size;
+      if (size === 1) return;
+      let r = this.#runnerUp;
+      if (r === 0) r = size > 2 && this.#before(heap[2]!, heap[1]!) ? 2 : 1;
+      if (!this.#before(heap[r]!, cur)) {
+        this.#runnerUp = r; // the top stays: nothing below it moved
+        return;
+      }
     } else {
       this.#keys[cur] = EMPTY;
       const last = --this.#size;
       if (last === 0) return;
-      this.#heap[0] = this.#heap[last]!;
+      heap[0] = heap[last]!;
     }
+    this.#runnerUp = 0;
     this.#siftDown(0);
   }
 
