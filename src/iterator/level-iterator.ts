@@ -13,6 +13,7 @@
  *
  * Borrowing: `key()`/`value()` are the open file iterator's, valid until this iterator moves.
  */
+import type { KeyProbes } from '../filter/key-probes.js';
 import type { Comparator } from '../format/comparator.js';
 import { bytewiseInternalComparator } from '../format/internal-key-comparator.js';
 import type { InternalIterator } from './internal-iterator.js';
@@ -68,6 +69,19 @@ export class LevelIterator implements InternalIterator {
     if (!this.#open(this.#findFile(target))) return;
     this.#file!.seek(target);
     this.#skipEmptyForward();
+  }
+
+  /**
+   * See InternalIterator.seekIfMayMatch: a seek lands in the first file whose largest key is ≥
+   * target (an entry of it), so that file's filters decide; sought (invalid) if there is none.
+   */
+  seekIfMayMatch(target: Uint8Array, probes: KeyProbes): boolean {
+    if (!this.#open(this.#findFile(target))) return true;
+    const file = this.#file!;
+    if (file.seekIfMayMatch === undefined) file.seek(target);
+    else if (!file.seekIfMayMatch(target, probes)) return false;
+    this.#skipEmptyForward();
+    return true;
   }
 
   next(): void {

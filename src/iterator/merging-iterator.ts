@@ -23,6 +23,9 @@
  */
 import type { Comparator } from '../format/comparator.js';
 import { bytewiseInternalComparator } from '../format/internal-key-comparator.js';
+import { KeyProbes } from '../filter/key-probes.js';
+import { compareByteRanges } from '../format/bytes.js';
+import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import type { InternalIterator } from './internal-iterator.js';
 
 const EMPTY = new Uint8Array(0);
@@ -42,6 +45,21 @@ export class MergingIterator implements InternalIterator {
    * children), so a step that leaves the top in place costs one comparison instead of two.
    */
   #runnerUp = 0;
+  /**
+   * Lazy seek (bytewise internal keys only). After `seek(target)`, a child whose `seekIfMayMatch`
+   * said no is not sought: it is in the heap with a stand-in key just above every entry of
+   * target's user key U (its real entry is above U, so nothing of U can come after it) and is
+   * sought when it reaches the top. Entries of U that other children hold come first, so a seek
+   * that lands on its key and reads it costs one data block, not one per level. `#deferred[i]` is
+   * 1 for such a child; the top is never one. A direction switch, or any other seek, seeks them all.
+   */
+  readonly #lazy: boolean;
+  readonly #deferred: Uint8Array;
+  #deferredCount = 0;
+  /** The target of the last lazy seek (copied: the caller's buffer may change); U is all but its trailer. */
+  #seekTarget: Uint8Array = EMPTY;
+  #seekTargetLen = 0;
+  #probes: KeyProbes | null = null;
 
   /**
    * @param children iterators over internal keys in `comparator`'s order (taken over: closed by
@@ -53,6 +71,8 @@ export class MergingIterator implements InternalIterator {
     this.#compare = comparator.compare;
     this.#keys = children.map(() => EMPTY);
     this.#heap = new Int32Array(children.length);
+    this.#lazy = comparator === bytewiseInternalComparator && children.some((c) => c.seekIfMayMatch !== undefined);
+    this.#deferred = new Uint8Array(children.length);
   }
 
   valid(): boolean {
@@ -60,12 +80,14 @@ export class MergingIterator implements InternalIterator {
   }
 
   seekToFirst(): void {
+    this.#clearDeferred();
     const children = this.#children;
     for (let i = 0; i < children.length; i++) children[i]!.seekToFirst();
     this.#rebuild(true);
   }
 
   seekToLast(): void {
+    this.#clearDeferred();
     const children = this.#children;
     for (let i = 0; i < children.length; i++) children[i]!.seekToLast();
     this.#rebuild(false);
@@ -73,8 +95,32 @@ export class MergingIterator implements InternalIterator {
 
   seek(target: Uint8Array): void {
     const children = this.#children;
-    for (let i = 0; i < children.length; i++) children[i]!.seek(target);
+    if (!this.#lazy || target.length < INTERNAL_KEY_TRAILER_SIZE) {
+      this.#clearDeferred();
+      for (let i = 0; i < children.length; i++) children[i]!.seek(target);
+      this.#rebuild(true);
+      return;
+    }
+    const len = target.length;
+    if (this.#seekTarget.length < len) this.#seekTarget = new Uint8Array(Math.max(len, 2 * this.#seekTarget.length, 64));
+    const saved = this.#seekTarget;
+    saved.set(target);
+    this.#seekTargetLen = len;
+    const probes = (this.#probes ??= new KeyProbes());
+    probes.reset(saved.subarray(0, len - INTERNAL_KEY_TRAILER_SIZE));
+    this.#clearDeferred();
+    const deferred = this.#deferred;
+    for (let i = 0; i < children.length; i++) {
+      const child = children[i]!;
+      if (child.seekIfMayMatch === undefined) {
+        child.seek(target);
+      } else if (!child.seekIfMayMatch(target, probes)) {
+        deferred[i] = 1;
+        this.#deferredCount++;
+      }
+    }
     this.#rebuild(true);
+    this.#resolveTop();
   }
 
   next(): void {
@@ -83,6 +129,7 @@ export class MergingIterator implements InternalIterator {
     const child = this.#children[cur]!;
     child.next();
     this.#replaceTop(cur, child);
+    if (this.#deferredCount !== 0) this.#resolveTop();
   }
 
   prev(): void {
@@ -106,6 +153,7 @@ export class MergingIterator implements InternalIterator {
   /** Closes every child (each close is idempotent, so this is too). */
   close(): void {
     this.#size = 0;
+    this.#clearDeferred();
     const children = this.#children;
     let first: unknown;
     for (let i = 0; i < children.length; i++) {
@@ -145,6 +193,7 @@ export class MergingIterator implements InternalIterator {
    * last key < K — the last entries before (K, c) in the merged order.
    */
   #switchToReverse(): void {
+    this.#clearDeferred(); // every child but the current one is sought below
     const children = this.#children;
     const cur = this.#heap[0]!;
     const target = this.#keys[cur]!;
@@ -165,16 +214,23 @@ export class MergingIterator implements InternalIterator {
     this.#rebuild(false);
   }
 
-  /** Reads every child's key and heapifies the valid ones for the given direction. */
+  /**
+   * Reads every child's key and heapifies the valid ones for the given direction; a deferred child
+   * (only after a lazy seek) is in the heap with its stand-in key.
+   */
   #rebuild(forward: boolean): void {
     this.#forward = forward;
     const children = this.#children;
     const keys = this.#keys;
     const heap = this.#heap;
+    const deferred = this.#deferred;
     let size = 0;
     for (let i = 0; i < children.length; i++) {
       const child = children[i]!;
-      if (child.valid()) {
+      if (deferred[i] !== 0) {
+        keys[i] = EMPTY;
+        heap[size++] = i;
+      } else if (child.valid()) {
         keys[i] = child.key();
         heap[size++] = i;
       } else {
@@ -209,8 +265,47 @@ export class MergingIterator implements InternalIterator {
     this.#siftDown(0);
   }
 
+  /** Seeks deferred children while one is on top, so that the top is a real entry (or none). */
+  #resolveTop(): void {
+    const heap = this.#heap;
+    const deferred = this.#deferred;
+    while (this.#size > 0 && deferred[heap[0]!] !== 0) {
+      const i = heap[0]!;
+      deferred[i] = 0;
+      this.#deferredCount--;
+      const child = this.#children[i]!;
+      child.seek(this.#seekTarget.subarray(0, this.#seekTargetLen));
+      this.#replaceTop(i, child);
+    }
+  }
+
+  /** Forgets the deferred children (each is sought, or about to be, by the caller). */
+  #clearDeferred(): void {
+    if (this.#deferredCount === 0) return;
+    this.#deferred.fill(0);
+    this.#deferredCount = 0;
+  }
+
+  /**
+   * `#before` when `a` or `b` is deferred (forward only): a stand-in sorts after every entry of
+   * the target's user key U and before every entry above U, so a real entry of U comes first, and
+   * a deferred child comes before any real entry above U (its own may be smaller). Two stand-ins
+   * are equal: the lower index first.
+   */
+  #beforeDeferred(a: number, b: number): boolean {
+    const deferred = this.#deferred;
+    if (deferred[a] !== 0 && deferred[b] !== 0) return a < b;
+    const realKey = this.#keys[deferred[a] !== 0 ? b : a]!;
+    const u = this.#seekTarget;
+    const uLen = this.#seekTargetLen - INTERNAL_KEY_TRAILER_SIZE;
+    const realUserLen = realKey.length < INTERNAL_KEY_TRAILER_SIZE ? 0 : realKey.length - INTERNAL_KEY_TRAILER_SIZE;
+    const realAboveU = compareByteRanges(realKey, 0, realUserLen, u, 0, uLen) > 0;
+    return deferred[a] !== 0 ? realAboveU : !realAboveU;
+  }
+
   /** True if child `a`'s entry comes before child `b`'s in the current direction. */
   #before(a: number, b: number): boolean {
+    if (this.#deferredCount !== 0 && (this.#deferred[a]! | this.#deferred[b]!) !== 0) return this.#beforeDeferred(a, b);
     const ka = this.#keys[a]!;
     const kb = this.#keys[b]!;
     const c = this.#compare(ka, 0, ka.length, kb, 0, kb.length);

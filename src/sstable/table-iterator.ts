@@ -12,6 +12,7 @@
  * needed it, and leaves the iterator invalid.
  */
 import { ErrorCode, invalidArgument, SieveError } from '../errors.js';
+import type { KeyProbes } from '../filter/key-probes.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
 import { Block, BlockIterator } from './block.js';
 import { BlockHandle } from './footer.js';
@@ -70,6 +71,32 @@ export class TableIterator implements InternalIterator {
   /** Positions at the first entry ≥ `target` (an internal key). */
   seek(target: Uint8Array): void {
     this.checkOpen().index.seek(target);
+    this.seekInDataBlock(target);
+  }
+
+  /**
+   * See InternalIterator.seekIfMayMatch: the full-table filter, then the index and the per-block
+   * filter of the block it points to. Why that block's filter suffices: the index points to the
+   * first block whose separator is ≥ target; if every key of that block is below target, the seek
+   * lands on the next block's first entry, and a separator (LevelDB's shortest separator, or a
+   * block's last key) lies below the next block's first user key, which is then above target's.
+   */
+  seekIfMayMatch(target: Uint8Array, probes: KeyProbes): boolean {
+    const table = this.checkOpen().table!;
+    if (!table.fullFilterMayMatch(probes)) return false;
+    const index = this.index;
+    index.seek(target);
+    if (index.valid()) {
+      const handle = this.handle;
+      handle.decodeFrom(index.data, index.valueStart, index.valueEnd, table.path, table.indexBlock.offset);
+      if (!table.blockFilterMayMatch(handle.offset, probes)) return false;
+    }
+    this.seekInDataBlock(target);
+    return true;
+  }
+
+  /** The data block the index is at, sought to `target`, or the next non-empty one. */
+  private seekInDataBlock(target: Uint8Array): void {
     this.loadDataBlock();
     if (this.dataLoaded) this.data.seek(target);
     this.skipEmptyForward();

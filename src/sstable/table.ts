@@ -328,6 +328,19 @@ export class Table implements ResidentHolder {
     return result.status;
   }
 
+  /** False only if the full-table filter excludes the key `probes` was reset to (true without one). */
+  fullFilterMayMatch(probes: KeyProbes): boolean {
+    return this.fullFilter === undefined || fullFilterMayMatch(this.fullFilter, probes.probeFor(this.filterPolicy!));
+  }
+
+  /**
+   * False only if the per-block filter covering the data block at `blockOffset` excludes the key
+   * `probes` was reset to (true without one).
+   */
+  blockFilterMayMatch(blockOffset: number, probes: KeyProbes): boolean {
+    return this.blockFilter === undefined || this.blockFilter.keyMayMatch(blockOffset, probes.probeFor(this.filterPolicy!));
+  }
+
   /** A two-level iterator over every entry (see table-iterator.ts). Close it when done. */
   newIterator(options: TableIteratorOptions = {}): TableIterator {
     if (this.closed) throw closedError(this.path);

@@ -3,6 +3,8 @@
  * a block (random restart interval, wrapped as an InternalIterator), the array reference, and
  * random mixes of them under a merging iterator.
  */
+import { expect } from 'vitest';
+import type { KeyProbes } from '../../src/filter/key-probes.js';
 import { bytewiseInternalComparator } from '../../src/format/internal-key-comparator.js';
 import { readSequence, type ValueType } from '../../src/format/internal-key.js';
 import type { InternalIterator } from '../../src/iterator/internal-iterator.js';
@@ -48,11 +50,37 @@ export function blockIteratorOf(entries: readonly Entry[], random: () => number)
   };
 }
 
-/** One source of a random kind: array, block or memtable adapter (all meet the contract). */
+/**
+ * An array source with `seekIfMayMatch` as a filter would answer: it seeks whenever the entry a
+ * seek lands on has the target's user key, and otherwise seeks (a false positive) or refuses at
+ * random. A refusal scrambles its position, so a caller that uses it unsought is caught.
+ */
+export class FilteredArrayIterator extends ArrayIterator {
+  readonly #random: () => number;
+
+  constructor(entries: readonly Entry[], random: () => number) {
+    super(entries);
+    this.#random = random;
+  }
+
+  seekIfMayMatch(target: Uint8Array, probes: KeyProbes): boolean {
+    const user = target.subarray(0, target.length - 8);
+    expect(Buffer.from(probes.key).equals(user)).toBe(true);
+    this.seek(target);
+    const lands = this.valid() && Buffer.from(this.key().subarray(0, this.key().length - 8)).equals(user);
+    if (lands || this.#random() < 0.3) return true;
+    if (this.#random() < 0.5) this.seekToFirst();
+    else this.seekToLast();
+    return false;
+  }
+}
+
+/** One source of a random kind: array (plain or filtered), block or memtable adapter (all meet the contract). */
 export function sourceOf(entries: readonly Entry[], random: () => number): InternalIterator {
-  const kind = Math.floor(random() * 3);
+  const kind = Math.floor(random() * 4);
   if (kind === 0) return new ArrayIterator(entries);
   if (kind === 1) return blockIteratorOf(entries, random);
+  if (kind === 2) return new FilteredArrayIterator(entries, random);
   return new MemTableInternalIterator(memTableOf(entries, random));
 }
 
