@@ -170,6 +170,29 @@ describe('Block round trip (fast-check)', () => {
     );
   });
 
+  it('internal keys longer than a new iterator\'s key buffer, each sought by a new iterator', () => {
+    // A seek's linear scan decodes the first keys an iterator sees: it must grow the buffer.
+    const usersArb = fc.uniqueArray(fc.uint8Array({ minLength: 40, maxLength: 300, max: 1 }), {
+      minLength: 1,
+      maxLength: 40,
+      selector: (u) => Buffer.from(u).toString('hex'),
+    });
+    fc.assert(
+      fc.property(usersArb, fc.integer({ min: 1, max: 32 }), (users, interval) => {
+        const entries = users
+          .map((u) => [encodeInternalKey(u, 7, ValueType.VALUE), u.subarray(0, 3)] as Entry)
+          .sort((a, b) => bytewiseInternalComparator.compare(a[0], 0, a[0].length, b[0], 0, b[0].length));
+        const block = new Block(build(entries, interval));
+        for (const [i, [k]] of entries.entries()) {
+          const it = block.newIterator(bytewiseInternalComparator);
+          it.seek(k);
+          expect(current(it)).toEqual(entries[i]);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('internal keys whose entries share fewer bytes than they could (another writer): seeks still land right', () => {
     // LevelDB's format does not require an entry to share all the bytes it has in common with the
     // key before it; a seek may trust only what an entry says it shares.
@@ -340,6 +363,44 @@ describe('Block validation and corruption', () => {
             expect(seen.length).toBeLessThanOrEqual(block.restartOffset / 3);
           } catch (err) {
             if (!isSieveError(err, 'CORRUPTION')) throw err;
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('seeks of internal keys in a damaged block, each by a new iterator: an entry inside the entry area, or CORRUPTION', () => {
+    fc.assert(
+      fc.property(
+        entriesArb,
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 4 }),
+        fc.array(keyArb, { maxLength: 4 }),
+        (entries, interval, flips, probes) => {
+          const internal = entries.map(([k, v]) => [encodeInternalKey(k, 1, ValueType.VALUE), v] as Entry);
+          const bad = build(internal, interval);
+          for (const [pos, x] of flips) bad[pos % bad.length] ^= x;
+          let block: Block;
+          try {
+            block = new Block(bad);
+          } catch (err) {
+            if (!isSieveError(err, 'CORRUPTION')) throw err;
+            return;
+          }
+          for (const t of [...probes.map((p) => encodeInternalKey(p, 1, ValueType.VALUE)), ...internal.map((e) => e[0])]) {
+            const it = block.newIterator(bytewiseInternalComparator);
+            try {
+              it.seek(t);
+            } catch (err) {
+              if (!isSieveError(err, 'CORRUPTION')) throw err;
+              expect(it.valid()).toBe(false);
+              continue;
+            }
+            if (it.valid()) {
+              expect(it.valueStart).toBeLessThanOrEqual(it.valueEnd);
+              expect(it.valueEnd).toBeLessThanOrEqual(block.restartOffset);
+            }
           }
         },
       ),
