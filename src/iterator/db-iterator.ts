@@ -14,8 +14,9 @@
  * A switch re-walks the current key's versions once (next after prev, or prev after next).
  *
  * Borrowing: `key()`/`value()` are views valid until the iterator moves or closes (into the
- * internal iterator's buffers going forward, into this iterator's reused buffers in reverse).
- * `keyBuffer()`/`valueBuffer()` return owned copies.
+ * internal iterator's buffers going forward; in reverse, the key into this iterator's reused
+ * buffer and the value into the copy it saved). `keyBuffer()`/`valueBuffer()` return owned
+ * copies; in reverse `valueBuffer()` hands over the saved copy itself, once.
  *
  * Keys only: made with `keysOnly`, the iterator never reads a value (not even to save it in
  * reverse) and `value()` is empty: a key scan (`db.clear`, Level's `keys()`) costs no copies.
