@@ -58,22 +58,30 @@ export function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   return compareBytes(a, b) === 0;
 }
 
-/** Copies up to this many bytes with a loop; longer ranges with TypedArray#set on a view. */
+/** Ranges up to this many bytes are copied by a loop; longer ones by TypedArray#set on a view. */
 const COPY_LOOP_MAX = 24;
 
 /**
+ * Copies `src[start, end)` into `dst` at `at`. Short ranges (keys, key deltas) by a loop, which
+ * makes no view and beats `set(subarray(...))` up to about 24 bytes (measured on Node 20: 16 B
+ * copied into a new Buffer in 67-77 ns by the loop, 105 ns by `set`; 40 B 112-130 ns against 100).
+ */
+export function copyBytes(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): void {
+  const n = end - start;
+  if (n <= COPY_LOOP_MAX) {
+    for (let i = 0; i < n; i++) dst[at + i] = src[start + i]!;
+  } else {
+    dst.set(start === 0 && end === src.length ? src : src.subarray(start, end), at);
+  }
+}
+
+/**
  * An owned Buffer holding `src[start, end)`. Scans make two per entry, so this skips what
- * `Buffer.from(src.subarray(start, end))` adds: the view, and `Buffer.from`'s dispatch on its
- * argument. Short ranges (keys) are copied by a loop, which beats `set` up to about 24 bytes
- * (measured on Node 20: 16 B 67-77 ns vs 130-142 ns by `Buffer.from`; 100 B 107-116 ns by `set`).
+ * `Buffer.from(src.subarray(start, end))` adds for short ranges: the view, and `Buffer.from`'s
+ * dispatch on its argument (16 B: 67-77 ns against 130-142 ns; 100 B: 107-116 ns by `set`).
  */
 export function copyToBuffer(src: Uint8Array, start: number, end: number): Buffer {
-  const n = end - start;
-  const out = Buffer.allocUnsafe(n);
-  if (n <= COPY_LOOP_MAX) {
-    for (let i = 0; i < n; i++) out[i] = src[start + i]!;
-  } else {
-    out.set(start === 0 && end === src.length ? src : src.subarray(start, end));
-  }
+  const out = Buffer.allocUnsafe(end - start);
+  copyBytes(src, start, end, out, 0);
   return out;
 }

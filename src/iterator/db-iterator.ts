@@ -28,7 +28,7 @@
 import { ErrorCode, SieveError, corruption, invalidArgument } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
-import { compareByteRanges as compareBytes, copyToBuffer } from '../format/bytes.js';
+import { compareByteRanges as compareBytes, copyBytes, copyToBuffer } from '../format/bytes.js';
 import {
   INTERNAL_KEY_TRAILER_SIZE,
   VALUE_TYPE_FOR_SEEK,
@@ -38,8 +38,6 @@ import {
 import type { InternalIterator } from './internal-iterator.js';
 
 const TWO_POW_24 = 16777216;
-/** Keys up to this length are saved by a loop rather than `set` on a view (see copyToBuffer). */
-const SAVE_LOOP_MAX = 24;
 /** The value of a keys-only iterator, and the saved value when none is held: empty, so sharing it is safe. */
 const NO_VALUE_BUFFER = Buffer.alloc(0);
 
@@ -393,12 +391,7 @@ export class DBIterator {
 
   #saveKey(src: Uint8Array, len: number): void {
     if (len > this.#savedKey.length) this.#savedKey = new Uint8Array(Math.max(len, 2 * this.#savedKey.length));
-    const saved = this.#savedKey;
-    if (len <= SAVE_LOOP_MAX) {
-      for (let i = 0; i < len; i++) saved[i] = src[i]!; // a forward scan saves every key: no view
-    } else {
-      saved.set(len === src.length ? src : src.subarray(0, len));
-    }
+    copyBytes(src, 0, len, this.#savedKey, 0); // a forward scan saves every key: no view for short ones
     this.#savedKeyLen = len;
   }
 

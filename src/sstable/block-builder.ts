@@ -15,23 +15,12 @@
  * `reset`, so adding allocates nothing in the steady state.
  */
 import { invalidArgument } from '../errors.js';
+import { copyBytes } from '../format/bytes.js';
 import { putFixed32 } from '../format/coding.js';
 import { MAX_VARINT32_LENGTH, putVarint32 } from '../format/varint.js';
 
 /** LevelDB's default: a full key every 16 entries in data blocks (index blocks use 1). */
 export const DEFAULT_BLOCK_RESTART_INTERVAL = 16;
-
-/** Below this many bytes a JS loop copies faster than `set(subarray(...))` (no view). */
-const SMALL_COPY = 16;
-
-function copyBytes(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): void {
-  const n = end - start;
-  if (n <= SMALL_COPY) {
-    for (let i = 0; i < n; i++) dst[at + i] = src[start + i]!;
-  } else {
-    dst.set(start === 0 && end === src.length ? src : src.subarray(start, end), at);
-  }
-}
 
 export class BlockBuilder {
   readonly restartInterval: number;

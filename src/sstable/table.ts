@@ -275,7 +275,7 @@ export class Table implements ResidentHolder {
     if (this.fullFilter !== undefined) {
       stats.filterChecks++;
       sink.filterChecks++;
-      if (!fullFilterMayMatch(this.fullFilter, probes.probeFor(this.filterPolicy!))) {
+      if (!this.fullFilterMayMatch(probes)) {
         stats.filterNegatives++;
         sink.filterNegatives++;
         return GetStatus.NOT_FOUND;
@@ -290,7 +290,7 @@ export class Table implements ResidentHolder {
       if (this.blockFilter !== undefined) {
         stats.filterChecks++;
         sink.filterChecks++;
-        if (!this.blockFilter.keyMayMatch(handle.offset, probes.probeFor(this.filterPolicy!))) {
+        if (!this.blockFilterMayMatch(handle.offset, probes)) {
           stats.filterNegatives++;
           sink.filterNegatives++;
           return GetStatus.NOT_FOUND;

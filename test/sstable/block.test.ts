@@ -287,6 +287,13 @@ describe('Block round trip (fast-check)', () => {
   });
 });
 
+/** Up to four bytes of a block to damage: (position modulo the length, XOR mask). */
+const flipsArb = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 4 });
+
+function flip(bytes: Uint8Array, flips: readonly [number, number][]): void {
+  for (const [pos, x] of flips) bytes[pos % bytes.length]! ^= x;
+}
+
 describe('Block validation and corruption', () => {
   const expectCorruption = (fn: () => unknown): void => {
     try {
@@ -333,13 +340,13 @@ describe('Block validation and corruption', () => {
       fc.property(
         entriesArb,
         fc.integer({ min: 1, max: 20 }),
-        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 4 }),
+        flipsArb,
         fc.oneof(fc.constant(0), fc.integer({ min: -12, max: 12 })),
         fc.array(keyArb, { maxLength: 4 }),
         (entries, interval, flips, resize, probes) => {
           const good = build(entries, interval);
           let bad = good.slice();
-          for (const [pos, x] of flips) bad[pos % bad.length] ^= x;
+          flip(bad, flips);
           if (resize < 0) bad = bad.subarray(0, Math.max(0, bad.length + resize));
           if (resize > 0) {
             const ext = new Uint8Array(bad.length + resize);
@@ -375,12 +382,12 @@ describe('Block validation and corruption', () => {
       fc.property(
         entriesArb,
         fc.integer({ min: 1, max: 20 }),
-        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 4 }),
+        flipsArb,
         fc.array(keyArb, { maxLength: 4 }),
         (entries, interval, flips, probes) => {
           const internal = entries.map(([k, v]) => [encodeInternalKey(k, 1, ValueType.VALUE), v] as Entry);
           const bad = build(internal, interval);
-          for (const [pos, x] of flips) bad[pos % bad.length] ^= x;
+          flip(bad, flips);
           let block: Block;
           try {
             block = new Block(bad);
