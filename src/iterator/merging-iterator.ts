@@ -255,6 +255,9 @@ export class MergingIterator implements InternalIterator {
         this.#runnerUp = r; // the top stays: nothing below it moved
         return;
       }
+      this.#runnerUp = 0;
+      this.#sinkTop(r);
+      return;
     } else {
       this.#keys[cur] = EMPTY;
       const last = --this.#size;
@@ -311,6 +314,36 @@ export class MergingIterator implements InternalIterator {
     const c = this.#compare(ka, 0, ka.length, kb, 0, kb.length);
     if (this.#forward) return c < 0 || (c === 0 && a < b);
     return c > 0 || (c === 0 && a > b);
+  }
+
+  /**
+   * Restores the heap after the top's entry moved on and now comes after `first`, the first of its
+   * two children (Floyd's bottom-up sift): the first-ordered children move up along the path to a
+   * leaf, one comparison per level, and the moved entry then climbs back from there. It usually
+   * belongs near the bottom, so this compares about log2(size) + 1 times where #siftDown compares
+   * twice per level: with a deep level 0, a merge's children are two dozen tables.
+   */
+  #sinkTop(first: number): void {
+    const heap = this.#heap;
+    const size = this.#size;
+    const item = heap[0]!;
+    let pos = 0;
+    let child = first;
+    for (;;) {
+      heap[pos] = heap[child]!;
+      pos = child;
+      child = 2 * pos + 1;
+      if (child >= size) break;
+      const right = child + 1;
+      if (right < size && this.#before(heap[right]!, heap[child]!)) child = right;
+    }
+    while (pos > 0) {
+      const parent = (pos - 1) >>> 1;
+      if (!this.#before(item, heap[parent]!)) break;
+      heap[pos] = heap[parent]!;
+      pos = parent;
+    }
+    heap[pos] = item;
   }
 
   #siftDown(pos: number): void {
