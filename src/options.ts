@@ -57,9 +57,11 @@ export interface Options {
   /**
    * The policy of the whole-table filter (scopes `table` and `both`), which only sievekv reads, so
    * it can be stronger than LevelDB's Bloom: LevelDB's hash lets ~12% of absent keys that sit next
-   * to present ones through at 10 bits/key, where Ribbon lets ~1% through at 7 (BENCHMARKS.md, SST).
-   * @defaultValue new RibbonFilterPolicy(10) when `filterPolicy` is left to its default; otherwise
-   * `filterPolicy` (null turns both off).
+   * to present ones through at 10 bits/key (BENCHMARKS.md, SST). The blocked Bloom filter probes
+   * one cache line per key and is built from the hash the table's key sketch computes anyway
+   * (docs/filters.md).
+   * @defaultValue new BlockedBloomFilterPolicy(15) when `filterPolicy` is left to its default;
+   * otherwise `filterPolicy` (null turns both off).
    */
   tableFilterPolicy?: FilterPolicy | null;
   /**
