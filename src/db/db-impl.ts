@@ -33,10 +33,10 @@ import { EntryRun } from '../memtable/entry-run.js';
 import { Lookup, MemTable } from '../memtable/memtable.js';
 import { storageBytes, type SkipListState } from '../memtable/skiplist.js';
 import {
-  decodeMemTableImage,
   MAX_IMAGE_WALS,
   MEMTABLE_IMAGE_FILE,
   MEMTABLE_IMAGE_TEMP,
+  readMemTableImage,
   stampWal,
   writeMemTableImage,
   type ImagePart,
@@ -484,7 +484,7 @@ export class DBImpl {
       const image =
         this.regions.length !== 1 ? 'the database has several regions'
         : fs.size(path) > limit ? `larger than the replay's limit of ${limit} bytes`
-        : decodeMemTableImage(fs.readFile(path), arena);
+        : readMemTableImage(fs, path, arena);
       const nonEmpty = logs.filter((n) => sizes.get(n)! > 0);
       why = typeof image === 'string' ? image : this.#imageMismatch(image[0]!.wals, nonEmpty, 0, sizes);
       if (typeof image !== 'string' && why === '') {

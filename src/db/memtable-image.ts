@@ -69,10 +69,31 @@ export interface WalStamp {
   crc: number;
 }
 
-/** The CRC-32C and length of all of WAL `number`'s bytes now. */
+/** Bytes `stampWal` reads at a time, into one buffer it keeps. */
+const STAMP_CHUNK_BYTES = 256 * 1024;
+let stampChunk: Uint8Array | null = null;
+
+/**
+ * The CRC-32C and length of all of WAL `number`'s bytes now, read a chunk at a time into a buffer
+ * kept for the next call: a close and an open stamp each live WAL, up to a write buffer each, and
+ * a fresh buffer of that size per WAL cost more than its CRC.
+ */
 export function stampWal(fs: FileSystem, dir: string, number: number): WalStamp {
-  const bytes = fs.readFile(logFileName(dir, number));
-  return { number, length: bytes.length, crc: crc32c(bytes) };
+  const file = fs.openReadable(logFileName(dir, number));
+  try {
+    const chunk = (stampChunk ??= new Uint8Array(STAMP_CHUNK_BYTES));
+    let length = 0;
+    let crc = 0;
+    for (;;) {
+      const n = file.readAt(chunk, 0, chunk.length, length);
+      if (n === 0) break;
+      crc = crc32c(chunk, 0, n, crc);
+      length += n;
+    }
+    return { number, length, crc };
+  } finally {
+    file.close();
+  }
 }
 
 /** One memtable to write: its storage in place, its highest sequence, and the WALs whose records it holds, in order. */
@@ -139,48 +160,120 @@ export interface ImagePart {
  * Returns why not if the bytes are not an intact image of this format.
  */
 export function decodeMemTableImage(bytes: Uint8Array, arena: (used: number) => ArrayBuffer = (used) => new ArrayBuffer(used)): ImagePart[] | string {
+  return decodeFrom(
+    {
+      size: bytes.length,
+      read: (dst, length, position) => {
+        if (position + length > bytes.length) return false;
+        dst.set(bytes.subarray(position, position + length));
+        return true;
+      },
+    },
+    arena,
+  );
+}
+
+/**
+ * `decodeMemTableImage` of the file at `path`, read straight into its places: each part's storage
+ * into its arena, the rest a few bytes at a time (no buffer of the file's size, and no second copy).
+ */
+export function readMemTableImage(fs: FileSystem, path: string, arena: (used: number) => ArrayBuffer): ImagePart[] | string {
+  const file = fs.openReadable(path);
   try {
-    return decode(bytes, arena);
+    return decodeFrom(
+      {
+        size: file.size,
+        read: (dst, length, position) => {
+          let done = 0;
+          while (done < length) {
+            const n = file.readAt(dst, done, length - done, position + done);
+            if (n === 0) return false;
+            done += n;
+          }
+          return true;
+        },
+      },
+      arena,
+    );
+  } finally {
+    file.close();
+  }
+}
+
+/** Where an image is read from: `read` fills `dst[0, length)` from `position`, false if the source ends first. */
+interface ImageSource {
+  readonly size: number;
+  read(dst: Uint8Array, length: number, position: number): boolean;
+}
+
+function decodeFrom(source: ImageSource, arena: (used: number) => ArrayBuffer): ImagePart[] | string {
+  try {
+    return decode(source, arena);
   } catch (err) {
     return (err as Error).message; // a 64-bit field past 2^53 (coding.ts)
   }
 }
 
-function decode(bytes: Uint8Array, arena: (used: number) => ArrayBuffer): ImagePart[] | string {
+/**
+ * Reads the image in one pass, extending the CRC over each piece as it comes, and checks it against
+ * the trailer before any part's storage is walked (skipListStateProblem): every length is checked
+ * against the bytes present before it is read or allocated.
+ */
+function decode(source: ImageSource, arena: (used: number) => ArrayBuffer): ImagePart[] | string {
   if (!LITTLE_ENDIAN) return 'a big-endian machine reads no images';
-  if (bytes.length < PREFIX_BYTES + 4) return `${bytes.length} bytes is too short`;
-  for (let i = 0; i < MAGIC.length; i++) if (bytes[i] !== MAGIC[i]) return 'not a memtable image (bad magic)';
-  const end = bytes.length - 4;
-  if (maskCrc(crc32c(bytes, 0, end)) !== getFixed32(bytes, end)) return 'checksum mismatch';
-  const version = getFixed32(bytes, 8);
-  if (version !== FORMAT_VERSION) return `format version ${version}, not ${FORMAT_VERSION}`;
-  const partCount = getFixed32(bytes, 12);
+  const size = source.size;
+  if (size < PREFIX_BYTES + 4) return `${size} bytes is too short`;
+  const end = size - 4;
+  const cut = (): string => `cut short at ${size} bytes`;
+  const prefix = new Uint8Array(PREFIX_BYTES);
+  if (!source.read(prefix, PREFIX_BYTES, 0)) return cut();
+  for (let i = 0; i < MAGIC.length; i++) if (prefix[i] !== MAGIC[i]) return 'not a memtable image (bad magic)';
+  let crc = crc32c(prefix);
+  const version = getFixed32(prefix, 8);
+  const partCount = getFixed32(prefix, 12);
+  // The figures are read before the checksum is known: one that is out of range is a reason too.
   if (partCount < 1 || partCount > MAX_PARTS) return `${partCount} parts`;
-  const parts: ImagePart[] = [];
+  const read: { wals: WalStamp[]; maxSequence: number; list: SkipListState }[] = [];
   let at = PREFIX_BYTES;
   for (let p = 0; p < partCount; p++) {
     if (at + 12 > end) return `part ${p} does not fit`;
-    const maxSequence = getFixed64(bytes, at);
-    const count = getFixed32(bytes, at + 8);
+    const head = new Uint8Array(12);
+    if (!source.read(head, 12, at)) return cut();
+    const maxSequence = getFixed64(head, 0);
+    const count = getFixed32(head, 8);
     if (count < 1 || count > MAX_IMAGE_WALS) return `${count} WALs in part ${p}`;
     const stateAt = at + 12 + count * WAL_BYTES;
     if (stateAt + STATE_BYTES > end) return `part ${p}'s ${count} WALs do not fit`;
+    const rest = new Uint8Array(count * WAL_BYTES + STATE_BYTES);
+    if (!source.read(rest, rest.length, at + 12)) return cut();
+    crc = crc32c(rest, 0, rest.length, crc32c(head, 0, 12, crc));
     const wals: WalStamp[] = [];
-    for (let w = at + 12; w < stateAt; w += WAL_BYTES) {
-      wals.push({ number: getFixed64(bytes, w), length: getFixed64(bytes, w + 8), crc: getFixed32(bytes, w + 16) });
+    for (let w = 0; w < count * WAL_BYTES; w += WAL_BYTES) {
+      wals.push({ number: getFixed64(rest, w), length: getFixed64(rest, w + 8), crc: getFixed32(rest, w + 16) });
     }
-    const words = getFixed32(bytes, stateAt);
+    const state = count * WAL_BYTES;
+    const words = getFixed32(rest, state);
     const storageAt = stateAt + STATE_BYTES;
     const used = words * 4;
     if (storageAt + used > end) return `part ${p}: ${words} words of storage, ${end - storageAt} bytes present`;
     const buffer = arena(used);
-    new Uint8Array(buffer, 0, used).set(bytes.subarray(storageAt, storageAt + used));
-    const list: SkipListState = { buffer, words, count: getFixed32(bytes, stateAt + 4), height: getFixed32(bytes, stateAt + 8) };
-    const problem = skipListStateProblem(list, maxSequence);
-    if (problem !== null) return `part ${p}: bad skiplist storage: ${problem}`;
-    parts.push({ wals, state: { list, maxSequence } });
+    const storage = new Uint8Array(buffer, 0, used);
+    if (!source.read(storage, used, storageAt)) return cut();
+    crc = crc32c(storage, 0, used, crc);
+    read.push({ wals, maxSequence, list: { buffer, words, count: getFixed32(rest, state + 4), height: getFixed32(rest, state + 8) } });
     at = storageAt + used;
   }
   if (at !== end) return `${end - at} bytes after the last part`;
+  const trailer = new Uint8Array(4);
+  if (!source.read(trailer, 4, end)) return cut();
+  if (maskCrc(crc) !== getFixed32(trailer, 0)) return 'checksum mismatch';
+  if (version !== FORMAT_VERSION) return `format version ${version}, not ${FORMAT_VERSION}`;
+  const parts: ImagePart[] = [];
+  for (let p = 0; p < read.length; p++) {
+    const { wals, maxSequence, list } = read[p]!;
+    const problem = skipListStateProblem(list, maxSequence);
+    if (problem !== null) return `part ${p}: bad skiplist storage: ${problem}`;
+    parts.push({ wals, state: { list, maxSequence } });
+  }
   return parts;
 }

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { destroyDB } from '../../src/db/destroy.js';
-import { decodeMemTableImage, MAX_IMAGE_WALS, MEMTABLE_IMAGE_FILE, writeMemTableImage } from '../../src/db/memtable-image.js';
+import { decodeMemTableImage, MAX_IMAGE_WALS, MEMTABLE_IMAGE_FILE, readMemTableImage, writeMemTableImage } from '../../src/db/memtable-image.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { crc32c, maskCrc } from '../../src/format/crc32c.js';
 import { putFixed32 } from '../../src/format/coding.js';
@@ -23,6 +23,7 @@ import { testSeed } from '../support/seed.js';
 
 const DIR = '/db';
 const IMAGE = `${DIR}/${MEMTABLE_IMAGE_FILE}`;
+const DAMAGED = `${DIR}/damaged-image`;
 /** Nothing flushes while a test writes, unless it writes more than this. */
 const OPTIONS = { writeBufferSize: 256 * 1024 } as const;
 const keyOf = (i: number): string => `key-${String(i).padStart(5, '0')}`;
@@ -118,6 +119,12 @@ describe('memtable image: format', () => {
           writeMemTableImage(fs, DIR, parts);
           const image = decodeMemTableImage(fs.readFile(IMAGE));
           if (typeof image === 'string') throw new Error(image);
+          // The open reads the file straight into arenas: the same parts.
+          const fromFile = readMemTableImage(fs, IMAGE, (used) => new ArrayBuffer(used));
+          if (typeof fromFile === 'string') throw new Error(fromFile);
+          expect(fromFile.map((p) => [p.wals, p.state.maxSequence, entriesOf(new MemTable({ state: p.state }))])).toEqual(
+            image.map((p) => [p.wals, p.state.maxSequence, entriesOf(new MemTable({ state: p.state }))]),
+          );
           expect(image.map((p) => p.wals)).toEqual([stamps, [{ number: 9, length: 1, crc: 2 }]]);
           expect(image.map((p) => p.state.maxSequence)).toEqual([before.length, 1]);
           expect(entriesOf(new MemTable({ state: image[1]!.state }))).toEqual(entriesOf(other));
@@ -149,6 +156,12 @@ describe('memtable image: format', () => {
         flipped[at]! ^= xor;
         expect(typeof decodeMemTableImage(flipped)).toBe('string');
         expect(typeof decodeMemTableImage(good.subarray(0, cut))).toBe('string');
+        for (const bytes of [flipped, good.subarray(0, cut)]) {
+          const file = fs.createWritable(DAMAGED);
+          file.append(bytes);
+          file.close();
+          expect(typeof readMemTableImage(fs, DAMAGED, (used) => new ArrayBuffer(used))).toBe('string');
+        }
       }),
       { seed: testSeed(), numRuns: 300 },
     );
