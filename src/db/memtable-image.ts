@@ -228,12 +228,14 @@ function decode(source: ImageSource, arena: (used: number) => ArrayBuffer): Imag
   const prefix = new Uint8Array(PREFIX_BYTES);
   if (!source.read(prefix, PREFIX_BYTES, 0)) return cut();
   for (let i = 0; i < MAGIC.length; i++) if (prefix[i] !== MAGIC[i]) return 'not a memtable image (bad magic)';
-  let crc = crc32c(prefix);
+  // The figures are read before the checksum is known: one out of range is a reason too (another
+  // format version's layout may differ from here on, so the version is asked first).
   const version = getFixed32(prefix, 8);
+  if (version !== FORMAT_VERSION) return `format version ${version}, not ${FORMAT_VERSION}`;
   const partCount = getFixed32(prefix, 12);
-  // The figures are read before the checksum is known: one that is out of range is a reason too.
   if (partCount < 1 || partCount > MAX_PARTS) return `${partCount} parts`;
-  const read: { wals: WalStamp[]; maxSequence: number; list: SkipListState }[] = [];
+  let crc = crc32c(prefix);
+  const pending: { wals: WalStamp[]; maxSequence: number; list: SkipListState }[] = [];
   let at = PREFIX_BYTES;
   for (let p = 0; p < partCount; p++) {
     if (at + 12 > end) return `part ${p} does not fit`;
@@ -260,17 +262,16 @@ function decode(source: ImageSource, arena: (used: number) => ArrayBuffer): Imag
     const storage = new Uint8Array(buffer, 0, used);
     if (!source.read(storage, used, storageAt)) return cut();
     crc = crc32c(storage, 0, used, crc);
-    read.push({ wals, maxSequence, list: { buffer, words, count: getFixed32(rest, state + 4), height: getFixed32(rest, state + 8) } });
+    pending.push({ wals, maxSequence, list: { buffer, words, count: getFixed32(rest, state + 4), height: getFixed32(rest, state + 8) } });
     at = storageAt + used;
   }
   if (at !== end) return `${end - at} bytes after the last part`;
   const trailer = new Uint8Array(4);
   if (!source.read(trailer, 4, end)) return cut();
   if (maskCrc(crc) !== getFixed32(trailer, 0)) return 'checksum mismatch';
-  if (version !== FORMAT_VERSION) return `format version ${version}, not ${FORMAT_VERSION}`;
   const parts: ImagePart[] = [];
-  for (let p = 0; p < read.length; p++) {
-    const { wals, maxSequence, list } = read[p]!;
+  for (let p = 0; p < pending.length; p++) {
+    const { wals, maxSequence, list } = pending[p]!;
     const problem = skipListStateProblem(list, maxSequence);
     if (problem !== null) return `part ${p}: bad skiplist storage: ${problem}`;
     parts.push({ wals, state: { list, maxSequence } });
