@@ -245,27 +245,26 @@ export class MergingIterator implements InternalIterator {
   /** After the top child `cur` moved: re-read its key and restore the heap. */
   #replaceTop(cur: number, child: InternalIterator): void {
     const heap = this.#heap;
-    if (child.valid()) {
-      this.#keys[cur] = child.key();
-      const size = this.#size;
-      if (size === 1) return;
-      let r = this.#runnerUp;
-      if (r === 0) r = size > 2 && this.#before(heap[2]!, heap[1]!) ? 2 : 1;
-      if (!this.#before(heap[r]!, cur)) {
-        this.#runnerUp = r; // the top stays: nothing below it moved
-        return;
-      }
-      this.#runnerUp = 0;
-      this.#sinkTop(r);
-      return;
-    } else {
+    if (!child.valid()) {
       this.#keys[cur] = EMPTY;
+      this.#runnerUp = 0;
       const last = --this.#size;
       if (last === 0) return;
       heap[0] = heap[last]!;
+      this.#siftDown(0);
+      return;
+    }
+    this.#keys[cur] = child.key();
+    const size = this.#size;
+    if (size === 1) return;
+    let r = this.#runnerUp;
+    if (r === 0) r = size > 2 && this.#before(heap[2]!, heap[1]!) ? 2 : 1;
+    if (!this.#before(heap[r]!, cur)) {
+      this.#runnerUp = r; // the top stays: nothing below it moved
+      return;
     }
     this.#runnerUp = 0;
-    this.#siftDown(0);
+    this.#sinkTop(r);
   }
 
   /** Seeks deferred children while one is on top, so that the top is a real entry (or none). */

@@ -86,18 +86,24 @@ export class TableIterator implements InternalIterator {
     if (!table.fullFilterMayMatch(probes)) return false;
     const index = this.index;
     index.seek(target);
-    if (index.valid()) {
-      const handle = this.handle;
-      handle.decodeFrom(index.data, index.valueStart, index.valueEnd, table.path, table.indexBlock.offset);
-      if (!table.blockFilterMayMatch(handle.offset, probes)) return false;
+    if (!index.valid()) {
+      this.seekInDataBlock(target);
+      return true;
     }
-    this.seekInDataBlock(target);
+    const handle = this.handle;
+    handle.decodeFrom(index.data, index.valueStart, index.valueEnd, table.path, table.indexBlock.offset);
+    if (!table.blockFilterMayMatch(handle.offset, probes)) return false;
+    this.seekInDataBlock(target, true);
     return true;
   }
 
-  /** The data block the index is at, sought to `target`, or the next non-empty one. */
-  private seekInDataBlock(target: Uint8Array): void {
-    this.loadDataBlock();
+  /**
+   * The data block the index is at, sought to `target`, or the next non-empty one. `handleDecoded`:
+   * `handle` already holds the index entry's block handle.
+   */
+  private seekInDataBlock(target: Uint8Array, handleDecoded = false): void {
+    if (handleDecoded) this.loadBlockAtHandle();
+    else this.loadDataBlock();
     if (this.dataLoaded) this.data.seek(target);
     this.skipEmptyForward();
   }
@@ -150,9 +156,15 @@ export class TableIterator implements InternalIterator {
       this.dataLoaded = false;
       return;
     }
+    const table = this.table!;
+    this.handle.decodeFrom(index.data, index.valueStart, index.valueEnd, table.path, table.indexBlock.offset);
+    this.loadBlockAtHandle();
+  }
+
+  /** Loads the block `handle` names (decoded from the index's current entry), unless it is loaded already. */
+  private loadBlockAtHandle(): void {
     const handle = this.handle;
     const table = this.table!;
-    handle.decodeFrom(index.data, index.valueStart, index.valueEnd, table.path, table.indexBlock.offset);
     if (this.dataLoaded && handle.offset === this.dataOffset) return;
     this.dataLoaded = false;
     const block = table.readBlock(handle, this.fillCache);
