@@ -81,6 +81,7 @@ export class DBStats {
       tableFileCacheFiles: this.residentFiles?.files ?? 0,
       blockCacheHits: t.blockCacheHits,
       blockCacheMisses: t.blockCacheMisses,
+      blockCacheDeclined: t.blockCacheDeclined,
       blockReadMicros: Math.round(t.blockReadMicros),
       blockDecompressMicros: Math.round(t.blockDecompressMicros),
       flushes: this.flushes,

@@ -150,6 +150,18 @@ export class Block {
     return block;
   }
 
+  /**
+   * `block` set up anew over `contents[0, size)` if they are its bytes (its owner alone reaches it:
+   * a lookup's scratch), else a new block of them; validated as the constructor does.
+   */
+  static reuse(block: Block | null, contents: Uint8Array, size: number, file: string, offset: number): Block {
+    if (block === null || block.data !== contents) return new Block(contents, file, offset, size);
+    block.seekCount = 0;
+    block.windows = null;
+    block.init(size, file, offset);
+    return block;
+  }
+
   /** Offset of restart point `i` (requires `0 <= i < numRestarts`). */
   restartPoint(i: number): number {
     return getFixed32(this.data, this.restartOffset + 4 * i);

@@ -22,6 +22,11 @@ export class TableStats {
   /** Data block lookups the block cache did not answer (each then reads the file). */
   blockCacheMisses = 0;
   /**
+   * Of `blockCacheMisses`, the point lookups' blocks the full cache did not take in (read once
+   * recently: BlockCache.admit); each was read and then let go.
+   */
+  blockCacheDeclined = 0;
+  /**
    * Microseconds spent reading data blocks' bytes (the system call, or the copy from memory), an
    * estimate: one read in 8 is timed and counted 8 times (table.ts, TIME_SAMPLE).
    */
@@ -38,6 +43,7 @@ export class TableStats {
     this.blocksReadFromMemory += other.blocksReadFromMemory;
     this.blockCacheHits += other.blockCacheHits;
     this.blockCacheMisses += other.blockCacheMisses;
+    this.blockCacheDeclined += other.blockCacheDeclined;
     this.blockReadMicros += other.blockReadMicros;
     this.blockDecompressMicros += other.blockDecompressMicros;
   }
@@ -51,6 +57,7 @@ export class TableStats {
     this.blocksReadFromMemory = 0;
     this.blockCacheHits = 0;
     this.blockCacheMisses = 0;
+    this.blockCacheDeclined = 0;
     this.blockReadMicros = 0;
     this.blockDecompressMicros = 0;
   }

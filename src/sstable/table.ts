@@ -376,9 +376,11 @@ export class Table implements ResidentHolder {
 
   /**
    * @internal The data block at `handle`: from the block cache if there, else read (and cached
-   * when `fillCache`). Counts cache hits/misses and file reads. `forLookup`: the caller is `get`,
-   * which does not pin the block; an iterator pins what it is given at once, so a block read for
-   * it and not cached has its bytes recycled when the iterator lets go (Block.markUncached).
+   * when `fillCache` and the cache admits it: BlockCache.admit). Counts cache hits/misses, declined
+   * admissions and file reads. `forLookup`: the caller is `get`, which does not pin the block, and
+   * a block the cache declines is decoded into the lookup scratch; an iterator pins what it is
+   * given at once, so a block read for it and not cached has its bytes recycled when the iterator
+   * lets go (Block.markUncached).
    */
   readBlock(handle: BlockHandle, fillCache: boolean, forLookup = false): Block {
     const cache = this.blockCache;
@@ -391,6 +393,12 @@ export class Table implements ResidentHolder {
       }
       this.stats.blockCacheMisses++;
       this.sink.blockCacheMisses++;
+      if (fillCache && !cache.admit(this.cacheId, handle.offset)) {
+        this.stats.blockCacheDeclined++;
+        this.sink.blockCacheDeclined++;
+        if (forLookup) return this.readLookupScratch(handle);
+        fillCache = false; // the iterator's block goes back to the pool when it lets go
+      }
     }
     const block = Block.fromTaken(this.readBlockContents(handle, this.verifyChecksums, 'data', takeBlockBytes), this.path, handle.offset);
     this.stats.blocksRead++;
@@ -400,6 +408,20 @@ export class Table implements ResidentHolder {
     // after this returns, and nothing would tell when it is done.
     if (!cached && !forLookup) block.markUncached();
     return block;
+  }
+
+  /**
+   * The data block at `handle` decoded into this thread's lookup scratch (which the block
+   * returned is): valid until the next block read into it. For a lookup's block the cache did not
+   * take: no bytes to take from the pool, nothing evicted.
+   */
+  private readLookupScratch(handle: BlockHandle): Block {
+    const contents = this.readBlockContents(handle, this.verifyChecksums, 'data', takeLookupScratch);
+    this.stats.blocksRead++;
+    this.sink.blocksRead++;
+    // Snappy and lz4-napi decode into bytes of their own, exactly the block's.
+    const size = contents === lookupScratchBytes ? lookupScratchLength : contents.length;
+    return (lookupScratch = Block.reuse(lookupScratch, contents, size, this.path, handle.offset));
   }
 
   /** Reads, verifies (if `verify`), decompresses and validates the block at `handle`. */
@@ -574,6 +596,22 @@ export class Table implements ResidentHolder {
   private badEntry(blockOffset: number, what: string): never {
     throw corruption(`bad data block entry: ${what}`, { file: this.path, offset: blockOffset });
   }
+}
+
+/**
+ * Point lookups' scratch block (one per thread: lookups run on the database's thread), for the
+ * blocks the block cache does not admit: `Table.get` reads its entry before the next block read,
+ * and its caller copies the value out.
+ */
+let lookupScratch: Block | null = null;
+let lookupScratchBytes = new Uint8Array(16 * 1024);
+let lookupScratchLength = 0;
+
+/** The scratch's bytes for a block of `length` bytes (grown if need be), for readBlockContents. */
+function takeLookupScratch(length: number): Uint8Array {
+  if (length > lookupScratchBytes.length) lookupScratchBytes = new Uint8Array(Math.max(length, 2 * lookupScratchBytes.length));
+  lookupScratchLength = length;
+  return lookupScratchBytes;
 }
 
 function closedError(path: string): SieveError {

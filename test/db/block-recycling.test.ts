@@ -114,3 +114,41 @@ describe('a database whose block cache recycles', () => {
     await db.close();
   });
 });
+
+describe('a full block cache and point lookups', () => {
+  it('reads a block asked for once without caching it, and caches it at its second read', async () => {
+    const fs = new MemFileSystem();
+    const db = await DB.open('/db', { fs, writeBufferSize: 64 * 1024, maxFileSize: 64 * 1024, blockCacheSize: 8 * 4096 });
+    const key = (i: number): string => `k${String(i).padStart(6, '0')}`;
+    const value = (i: number): string => `v${i}-`.repeat(12);
+    for (let i = 0; i < 6000; i += 200) {
+      db.batchSync(Array.from({ length: 200 }, (_, j) => ({ type: 'put' as const, key: key(i + j), value: value(i + j) })));
+    }
+    await db.compactRange();
+    type Stats = { blocksRead: number; blockCacheHits: number; blockCacheDeclined: number };
+    const stats = (): Stats => JSON.parse(db.getProperty('sievekv.stats')!) as Stats;
+    // Fill the cache with blocks of the first half of the keys, then some more: declined.
+    for (let i = 0; i < 3000; i += 7) expect(db.getSync(key(i))?.toString()).toBe(value(i));
+    expect(stats().blockCacheDeclined).toBeGreaterThan(0);
+
+    const hot = 4500;
+    const reads: Stats[] = [stats()];
+    for (let n = 0; n < 3; n++) {
+      expect(db.getSync(key(hot))?.toString()).toBe(value(hot));
+      reads.push(stats());
+    }
+    const delta = (n: number, k: keyof Stats): number => reads[n + 1]![k] - reads[n]![k];
+    // First read: from the file, declined by the full cache.
+    expect([delta(0, 'blocksRead'), delta(0, 'blockCacheDeclined'), delta(0, 'blockCacheHits')]).toEqual([1, 1, 0]);
+    // Second: from the file again, now taken into the cache.
+    expect([delta(1, 'blocksRead'), delta(1, 'blockCacheDeclined'), delta(1, 'blockCacheHits')]).toEqual([1, 0, 0]);
+    // Third: a cache hit.
+    expect([delta(2, 'blocksRead'), delta(2, 'blockCacheDeclined'), delta(2, 'blockCacheHits')]).toEqual([0, 0, 1]);
+    // Neighbours of a declined block read through the scratch answer right, interleaved.
+    for (let i = 3000; i < 6000; i += 13) {
+      expect(db.getSync(key(i))?.toString()).toBe(value(i));
+      expect(db.getSync(key(5999 - (i - 3000)))?.toString()).toBe(value(5999 - (i - 3000)));
+    }
+    await db.close();
+  });
+});

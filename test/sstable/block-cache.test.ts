@@ -213,3 +213,54 @@ describe('BlockCache', () => {
     );
   });
 });
+
+describe('BlockCache admission (the doorkeeper)', () => {
+  /** A cache of `blocks` blocks of ~1 KiB, filled to its capacity. */
+  function fullCache(blocks: number): BlockCache {
+    const cache = new BlockCache(blocks * 1024);
+    for (let i = 0; cache.usage + 1024 <= cache.capacity; i++) cache.insert(1, i * 1024, blockOf(1000));
+    expect(cache.usage + blockOf(1000).size).toBeGreaterThan(cache.capacity);
+    return cache;
+  }
+
+  it('admits every block while the cache has room', () => {
+    const cache = new BlockCache(64 * 1024);
+    for (let i = 0; i < 40; i++) {
+      expect(cache.admit(2, i * 1024)).toBe(true);
+      cache.insert(2, i * 1024, blockOf(1000));
+    }
+    expect(cache.declined).toBe(0);
+  });
+
+  it('once full, admits a block at its second miss, not its first', () => {
+    const cache = fullCache(64);
+    let declined = 0;
+    for (let i = 0; i < 50; i++) {
+      if (!cache.admit(7, i * 4096)) declined++;
+    }
+    // A first miss is declined unless its bit collides with one set before (rare at 50 of 4096+).
+    expect(declined).toBeGreaterThanOrEqual(48);
+    expect(cache.declined).toBe(declined);
+    for (let i = 0; i < 50; i++) expect(cache.admit(7, i * 4096)).toBe(true);
+    expect(cache.declined).toBe(declined);
+  });
+
+  it('forgets the misses older than its window', () => {
+    const cache = fullCache(64); // window: max(256, 2 · 16 blocks of 4 KiB)
+    expect(cache.admit(9, 0)).toBe(false);
+    // More first misses than the window (some collide with a bit set before and count as seen):
+    // the doorkeeper is cleared once 256 were remembered.
+    for (let i = 1; i <= 300; i++) cache.admit(10, i * 4096);
+    expect(cache.admit(9, 0)).toBe(false); // forgotten: a first miss again
+    expect(cache.admit(9, 0)).toBe(true);
+  });
+
+  it('a cache of capacity 0 admits nothing; resetCounters zeroes declined', () => {
+    const cache = new BlockCache(0);
+    expect(cache.admit(1, 0)).toBe(false);
+    expect(cache.admit(1, 0)).toBe(false);
+    expect(cache.declined).toBe(2);
+    cache.resetCounters();
+    expect(cache.declined).toBe(0);
+  });
+});
