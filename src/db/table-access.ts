@@ -38,6 +38,8 @@ export class TableAccess {
   readonly cache: TableCache;
   readonly #result = new TableGetResult();
   #lookupKey = new Uint8Array(64);
+  /** `#lookupKey[0, n)` for the last lookup's n: keys of one length make no view per lookup. */
+  #lookupKeyView = this.#lookupKey.subarray(0, 0);
   readonly #stats: DBStats;
 
   constructor(fs: FileSystem, dir: string, region: number, options: ResolvedOptions, stats: DBStats, blockCache: BlockCache, residentFiles?: ResidentFiles) {
@@ -61,7 +63,8 @@ export class TableAccess {
     const need = userKey.length + INTERNAL_KEY_TRAILER_SIZE;
     if (this.#lookupKey.length < need) this.#lookupKey = new Uint8Array(need * 2);
     writeInternalKey(this.#lookupKey, 0, userKey, sequence, VALUE_TYPE_FOR_SEEK);
-    const lookupKey = this.#lookupKey.subarray(0, need);
+    let lookupKey = this.#lookupKeyView;
+    if (lookupKey.length !== need || lookupKey.buffer !== this.#lookupKey.buffer) lookupKey = this.#lookupKeyView = this.#lookupKey.subarray(0, need);
     probes.reset(userKey);
     // Level 0 newest first (its files may overlap), then the one file per level that may hold it.
     // Written out rather than through Version.forEachCandidate: no closure per lookup.

@@ -11,7 +11,8 @@
  *             Compressed by lz4-napi, whose compressSync speaks a raw LZ4 block behind a 4-byte
  *             little-endian length: the varint replaces that prefix in place (no copy for blocks
  *             under 256 MiB). Decoded by our WebAssembly decoder (lz4-wasm.ts) into bytes from the
- *             byte arena (format/byte-arena.ts); blocks over WASM_MAX_BYTES, or a Node without
+ *             byte arena (format/byte-arena.ts), or the caller's (a point lookup reads its
+ *             block where the decoder wrote it: decompressForLookup); blocks over WASM_MAX_BYTES, or a Node without
  *             WebAssembly, go to lz4-napi's uncompressSync behind the same 4-byte prefix.
  *
  * Other LevelDB/RocksDB types (2 zstd in LevelDB / zlib in RocksDB, 3 bzip2, 5 lz4hc, 7 zstd)
@@ -26,8 +27,8 @@ import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressS
 import { corruption, notSupported } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
-import { ByteReader, putVarint32, varint32Length } from '../format/varint.js';
-import { type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
+import { putVarint32, varint32Length } from '../format/varint.js';
+import { LOOKUP_OUTPUT_START, type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
 
 /** Persisted: the compression type byte of block trailers. Never renumber. */
 export const CompressionType = {
@@ -130,7 +131,7 @@ export function decompressBlock(
     case CompressionType.NONE:
       return bytes;
     case CompressionType.SNAPPY: {
-      const declared = readDeclaredSize(bytes, 'snappy', file, offset, maxSize, SNAPPY_MAX_RATIO * bytes.length);
+      const declared = readDeclaredSize(bytes, 0, bytes.length, 'snappy', file, offset, maxSize, SNAPPY_MAX_RATIO * bytes.length);
       let out: Buffer;
       try {
         out = snappyUncompressSync(bytes, { asBuffer: true }) as Buffer;
@@ -143,16 +144,16 @@ export function decompressBlock(
       return plain(out);
     }
     case CompressionType.LZ4: {
-      const reader = new ByteReader(bytes);
-      const declared = readDeclaredSize(bytes, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * bytes.length + 64, reader);
+      const declared = readDeclaredSize(bytes, 0, bytes.length, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * bytes.length + 64);
+      const bodyStart = declaredEnd;
       const wasm = lz4WasmDecoder();
       if (wasm !== undefined && bytes.length + declared <= WASM_MAX_BYTES) {
-        return decodeLz4InWasm(wasm, bytes, reader.pos, bytes.length, declared, file, offset);
+        return decodeLz4InWasm(wasm, bytes, bodyStart, bytes.length, declared, file, offset);
       }
-      const body = bytes.length - reader.pos;
+      const body = bytes.length - bodyStart;
       const framed = Buffer.allocUnsafe(4 + body);
       putFixed32(framed, 0, declared);
-      framed.set(bytes.subarray(reader.pos), 4);
+      framed.set(bytes.subarray(bodyStart), 4);
       return checkedLz4Napi(framed, declared, file, offset);
     }
     default:
@@ -185,10 +186,8 @@ export function decompressBlockInScratch(
     return contents;
   }
   if (type !== CompressionType.LZ4) return decompressBlock(type, scratch.subarray(start, start + size), file, offset, maxSize);
-  const bytes = scratch.subarray(start, start + size);
-  const reader = new ByteReader(bytes);
-  const declared = readDeclaredSize(bytes, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * size + 64, reader);
-  const bodyStart = start + reader.pos;
+  const declared = readDeclaredSize(scratch, start, start + size, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * size + 64);
+  const bodyStart = declaredEnd;
   const wasm = lz4WasmDecoder();
   if (wasm !== undefined && size + declared <= WASM_MAX_BYTES) {
     return decodeLz4InWasm(wasm, scratch, bodyStart, start + size, declared, file, offset, take);
@@ -197,6 +196,61 @@ export function decompressBlockInScratch(
   // body starts, over the varint header (1..5 bytes) and the spare bytes before it.
   putFixed32(scratch, bodyStart - 4, declared);
   return checkedLz4Napi(scratch.subarray(bodyStart - 4, start + size), declared, file, offset);
+}
+
+/** The block the last `decompressForLookup` returned is `[0, lookupLength)` of the bytes it returned. */
+export let lookupLength = 0;
+/** Where `decompressForLookup` puts what the WebAssembly decoder does not keep (grown as needed). */
+let lookupBytes = new Uint8Array(16 * 1024);
+
+function takeLookupBytes(length: number): Uint8Array {
+  if (length > lookupBytes.length) lookupBytes = new Uint8Array(Math.max(length, 2 * lookupBytes.length));
+  lookupLength = length;
+  return lookupBytes;
+}
+
+/**
+ * As `decompressBlockInScratch`, for a point lookup, which is done with the block before this
+ * thread decodes another: the contents are `[0, lookupLength)` of the bytes returned, valid until
+ * this thread's next decode. An LZ4 block is decoded where the WebAssembly decoder leaves it (its
+ * memory; no copy out, nothing allocated); other blocks go into one reused buffer, or are the
+ * codec's own bytes.
+ */
+export function decompressForLookup(
+  type: number,
+  scratch: Buffer,
+  start: number,
+  size: number,
+  file?: string,
+  offset?: number,
+  maxSize: number = DEFAULT_MAX_UNCOMPRESSED_BLOCK_SIZE,
+): Uint8Array {
+  if (type === CompressionType.LZ4) {
+    const wasm = lz4WasmDecoder();
+    if (wasm !== undefined) {
+      const declared = readDeclaredSize(scratch, start, start + size, 'lz4', file, offset, maxSize, LZ4_MAX_RATIO * size + 64);
+      const bodyStart = declaredEnd;
+      const bodyLength = start + size - bodyStart;
+      if (bodyLength + SLACK <= LOOKUP_OUTPUT_START && declared <= wasm.output.length) {
+        wasm.bytes.set(scratch.subarray(bodyStart, start + size), 0);
+        const written = wasm.decode(0, bodyLength, LOOKUP_OUTPUT_START, LOOKUP_OUTPUT_START + declared);
+        checkLz4Written(written, declared, file, offset);
+        lookupLength = declared;
+        return wasm.output;
+      }
+    }
+  }
+  const contents = decompressBlockInScratch(type, scratch, start, size, file, offset, maxSize, takeLookupBytes);
+  if (contents !== lookupBytes) lookupLength = contents.length; // snappy's, lz4-napi's own bytes
+  return contents;
+}
+
+/** CORRUPTION unless the WebAssembly decoder wrote exactly the `declared` bytes (-1: bad input). */
+function checkLz4Written(written: number, declared: number, file: string | undefined, offset: number | undefined): void {
+  if (written < 0) throw corruption('corrupted lz4 compressed block contents', { file, offset });
+  if (written !== declared) {
+    throw corruption(`lz4 block decompressed to ${written} bytes, header says ${declared}`, { file, offset });
+  }
 }
 
 /**
@@ -218,10 +272,7 @@ function decodeLz4InWasm(
   memory.set(bytes.subarray(bodyStart, bodyEnd), 0);
   const dst = (bodyLength + SLACK + 7) & ~7;
   const written = wasm.decode(0, bodyLength, dst, dst + declared);
-  if (written < 0) throw corruption('corrupted lz4 compressed block contents', { file, offset });
-  if (written !== declared) {
-    throw corruption(`lz4 block decompressed to ${written} bytes, header says ${declared}`, { file, offset });
-  }
+  checkLz4Written(written, declared, file, offset);
   const contents = take(declared);
   contents.set(memory.subarray(dst, dst + declared));
   return contents;
@@ -241,25 +292,37 @@ function checkedLz4Napi(framed: Buffer, declared: number, file: string | undefin
   return plain(out);
 }
 
-/** Reads and bounds the varint32 uncompressed length at the start of a compressed block. */
+/** Where the varint the last `readDeclaredSize` read ends: the compressed body starts there. */
+let declaredEnd = 0;
+
+/**
+ * Reads and bounds the varint32 uncompressed length at `bytes[start]` (the start of a compressed
+ * block that ends at `end`), in place; `declaredEnd` is then where the body starts.
+ */
 function readDeclaredSize(
   bytes: Uint8Array,
+  start: number,
+  end: number,
   codec: string,
   file: string | undefined,
   offset: number | undefined,
   maxSize: number,
   ratioBound: number,
-  reader = new ByteReader(bytes),
 ): number {
-  let declared: number;
-  try {
-    declared = reader.varint32();
-  } catch (cause) {
-    throw corruption(`corrupted ${codec} compressed block length`, { file, offset, cause });
+  let declared = 0;
+  let p = start;
+  for (let shift = 0; ; shift += 7) {
+    if (p >= end) throw corruption(`corrupted ${codec} compressed block length: truncated varint32`, { file, offset });
+    const b = bytes[p++]!;
+    if (shift === 28 && b > 0x0f) throw corruption(`corrupted ${codec} compressed block length: varint32 overflows 32 bits`, { file, offset });
+    declared |= (b & 0x7f) << shift;
+    if (b < 0x80) break;
   }
+  declared >>>= 0;
+  declaredEnd = p;
   if (declared > maxSize || declared > ratioBound) {
     throw corruption(
-      `${codec} block claims ${declared} uncompressed bytes from ${bytes.length} (limit ${Math.min(maxSize, ratioBound)})`,
+      `${codec} block claims ${declared} uncompressed bytes from ${end - start} (limit ${Math.min(maxSize, ratioBound)})`,
       { file, offset },
     );
   }

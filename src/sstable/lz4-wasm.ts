@@ -29,6 +29,12 @@ export const SLACK = 16;
 /** Inputs plus outputs up to this size go through the module; larger blocks to lz4-napi. */
 export const WASM_MAX_BYTES = 1024 * 1024;
 
+/**
+ * Where a point lookup's block is decoded to and read in place (`Lz4WasmDecoder.output`), its
+ * compressed bytes before it: blocks of up to half the module's memory each way.
+ */
+export const LOOKUP_OUTPUT_START = WASM_MAX_BYTES / 2;
+
 const PAGE = 64 * 1024;
 
 // WebAssembly opcodes and type codes used by the listing (WebAssembly core spec, section 5.4).
@@ -211,6 +217,8 @@ function moduleBytes(pages: number): Uint8Array {
 export interface Lz4WasmDecoder {
   /** The module's memory, at least WASM_MAX_BYTES + 2 * SLACK + 8 bytes. Never grows. */
   readonly bytes: Uint8Array;
+  /** `bytes` from LOOKUP_OUTPUT_START to WASM_MAX_BYTES: one view, made once. */
+  readonly output: Uint8Array;
   decode(src: number, srcEnd: number, dst: number, dstEnd: number): number;
 }
 
@@ -239,7 +247,8 @@ function makeDecoder(): Lz4WasmDecoder | null {
     const instance = new api.Instance(new api.Module(moduleBytes(pages)));
     const memory = instance.exports.memory as { buffer: ArrayBuffer };
     const decode = instance.exports.decode as (src: number, srcEnd: number, dst: number, dstEnd: number) => number;
-    return { bytes: new Uint8Array(memory.buffer), decode };
+    const bytes = new Uint8Array(memory.buffer);
+    return { bytes, output: bytes.subarray(LOOKUP_OUTPUT_START, WASM_MAX_BYTES), decode };
   } catch {
     return null;
   }

@@ -29,7 +29,7 @@ import type { FileSystem, RandomAccessFile } from '../fs/file-system.js';
 import { Block, BlockIterator, takeBlockBytes } from './block.js';
 import type { BlockCache } from './block-cache.js';
 import { BLOCK_TRAILER_SIZE, verifyBlockTrailer } from './block-trailer.js';
-import { decompressBlockInScratch } from './compression.js';
+import { decompressBlockInScratch, decompressForLookup, lookupLength } from './compression.js';
 import { FilterBlockReader } from './filter-block.js';
 import { BlockHandle, Footer, MAX_FOOTER_SIZE, MIN_FOOTER_SIZE } from './footer.js';
 import { fullFilterMayMatch } from './full-filter-block.js';
@@ -416,12 +416,10 @@ export class Table implements ResidentHolder {
    * take: no bytes to take from the pool, nothing evicted.
    */
   private readLookupScratch(handle: BlockHandle): Block {
-    const contents = this.readBlockContents(handle, this.verifyChecksums, 'data', takeLookupScratch);
+    const contents = this.readBlockContents(handle, this.verifyChecksums, 'data', undefined, true);
     this.stats.blocksRead++;
     this.sink.blocksRead++;
-    // Snappy and lz4-napi decode into bytes of their own, exactly the block's.
-    const size = contents === lookupScratchBytes ? lookupScratchLength : contents.length;
-    return (lookupScratch = Block.reuse(lookupScratch, contents, size, this.path, handle.offset));
+    return (lookupScratch = Block.reuse(lookupScratch, contents, lookupLength, this.path, handle.offset));
   }
 
   /** Reads, verifies (if `verify`), decompresses and validates the block at `handle`. */
@@ -431,9 +429,10 @@ export class Table implements ResidentHolder {
 
   /**
    * The uncompressed contents of the block at `handle`, verified if `verify`, in bytes from
-   * `take` (see decompressBlockInScratch).
+   * `take` (see decompressBlockInScratch), or, for a point lookup's block (`lookup`), in the
+   * bytes decompressForLookup leaves it in: `[0, lookupLength)` of them, until the next decode.
    */
-  private readBlockContents(handle: BlockHandle, verify: boolean, what: string, take?: (length: number) => Uint8Array): Uint8Array {
+  private readBlockContents(handle: BlockHandle, verify: boolean, what: string, take?: (length: number) => Uint8Array, lookup = false): Uint8Array {
     const end = handle.offset + handle.size + BLOCK_TRAILER_SIZE;
     if (end > this.footerOffset) {
       throw corruption(
@@ -456,7 +455,7 @@ export class Table implements ResidentHolder {
     if (resident !== undefined && handle.offset >= SCRATCH_SPARE) {
       if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
       const check = verify && (this.residentBad === null || this.residentBad.has(handle.offset));
-      const contents = this.decompressResident(resident, handle, check, take);
+      const contents = this.decompressResident(resident, handle, check, take, lookup);
       if (timed) this.addBlockTimes(0, performance.now() - started);
       return contents;
     }
@@ -471,7 +470,9 @@ export class Table implements ResidentHolder {
     }
     const read = timed ? performance.now() : 0;
     const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, handle.offset) : buf[SCRATCH_SPARE + handle.size]!;
-    const contents = decompressBlockInScratch(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset, undefined, take);
+    const contents = lookup
+      ? decompressForLookup(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset)
+      : decompressBlockInScratch(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset, undefined, take);
     if (timed) this.addBlockTimes(read - started, performance.now() - read);
     return contents;
   }
@@ -491,14 +492,16 @@ export class Table implements ResidentHolder {
    * overwrite the SCRATCH_SPARE bytes before the block and its header (LZ4's length prefix goes
    * there, decompressBlockInScratch); they belong to the file, so they are put back after.
    */
-  private decompressResident(resident: Buffer, handle: BlockHandle, verify: boolean, take?: (length: number) => Uint8Array): Uint8Array {
+  private decompressResident(resident: Buffer, handle: BlockHandle, verify: boolean, take?: (length: number) => Uint8Array, lookup = false): Uint8Array {
     const start = handle.offset;
     const type = verify ? verifyBlockTrailer(resident, start, handle.size, this.path, start) : resident[start + handle.size]!;
     const saved = this.savedBytes;
     const from = start - SCRATCH_SPARE;
     for (let i = 0; i < SAVED_BYTES; i++) saved[i] = resident[from + i]!;
     try {
-      return decompressBlockInScratch(type, resident, start, handle.size, this.path, start, undefined, take);
+      return lookup
+        ? decompressForLookup(type, resident, start, handle.size, this.path, start)
+        : decompressBlockInScratch(type, resident, start, handle.size, this.path, start, undefined, take);
     } finally {
       for (let i = 0; i < SAVED_BYTES; i++) resident[from + i] = saved[i]!;
     }
@@ -600,19 +603,10 @@ export class Table implements ResidentHolder {
 
 /**
  * Point lookups' scratch block (one per thread: lookups run on the database's thread), for the
- * blocks the block cache does not admit: `Table.get` reads its entry before the next block read,
- * and its caller copies the value out.
+ * blocks the block cache does not admit, over the bytes `decompressForLookup` leaves them in:
+ * `Table.get` reads its entry before the next block read, and its caller copies the value out.
  */
 let lookupScratch: Block | null = null;
-let lookupScratchBytes = new Uint8Array(16 * 1024);
-let lookupScratchLength = 0;
-
-/** The scratch's bytes for a block of `length` bytes (grown if need be), for readBlockContents. */
-function takeLookupScratch(length: number): Uint8Array {
-  if (length > lookupScratchBytes.length) lookupScratchBytes = new Uint8Array(Math.max(length, 2 * lookupScratchBytes.length));
-  lookupScratchLength = length;
-  return lookupScratchBytes;
-}
 
 function closedError(path: string): SieveError {
   return new SieveError(ErrorCode.CLOSED, 'table is closed', { file: path });

@@ -7,6 +7,9 @@ import {
   CompressionType,
   compressionTypeName,
   decompressBlock,
+  decompressBlockInScratch,
+  decompressForLookup,
+  lookupLength,
 } from '../../src/sstable/compression.js';
 
 const TYPES = [CompressionType.NONE, CompressionType.SNAPPY, CompressionType.LZ4] as const;
@@ -120,6 +123,58 @@ describe('decompression of bad data', () => {
           const code = codeOf(() => {
             const out = decompressBlock(type, bad, 'f.ldb', 0);
             expect(out.length).toBeLessThanOrEqual(Math.max(data.length, 64 * 1024 * 1024));
+          });
+          expect([undefined, 'CORRUPTION']).toContain(code);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('decompression for a point lookup (decompressForLookup)', () => {
+  /** `stored` in a scratch buffer as a table reads it: 4 spare bytes first. */
+  function inScratch(stored: Uint8Array): Buffer {
+    const scratch = Buffer.alloc(stored.length + 4 + 5, 0x77);
+    scratch.set(stored, 4);
+    return scratch;
+  }
+
+  it('gives the contents as [0, lookupLength) of its bytes, for every type, as decompressBlockInScratch does', () => {
+    fc.assert(
+      fc.property(dataArb, fc.constantFrom(...TYPES), (data, type) => {
+        const stored = compressBlock(type, data).slice();
+        const out = decompressForLookup(type, inScratch(stored), 4, stored.length, 'f.ldb', 0);
+        expect(Buffer.from(out.subarray(0, lookupLength)).equals(Buffer.from(data))).toBe(true);
+        const plain = decompressBlockInScratch(type, inScratch(stored), 4, stored.length, 'f.ldb', 0);
+        expect(Buffer.from(plain).equals(Buffer.from(data))).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('an LZ4 block too large to decode in place goes the general way, with its own length', () => {
+    const data = Uint8Array.from({ length: 600 * 1024 }, (_, i) => (Math.imul(i, 2654435761) >>> 24) & 0xff); // incompressible
+    const stored = compressBlock(CompressionType.LZ4, data).slice();
+    const out = decompressForLookup(CompressionType.LZ4, inScratch(stored), 4, stored.length, 'f.ldb', 0, 1 << 20);
+    expect(lookupLength).toBe(data.length);
+    expect(Buffer.from(out.subarray(0, lookupLength)).equals(Buffer.from(data))).toBe(true);
+  });
+
+  it('damaged LZ4 and Snappy blocks: the contents or CORRUPTION, never another error', () => {
+    fc.assert(
+      fc.property(
+        dataArb,
+        fc.constantFrom(CompressionType.SNAPPY, CompressionType.LZ4),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 3 }),
+        fc.nat(8),
+        (data, type, flips, cut) => {
+          const stored = compressBlock(type, data).slice();
+          for (const [pos, x] of flips) stored[pos % stored.length] ^= x;
+          const size = Math.max(0, stored.length - cut);
+          const code = codeOf(() => {
+            decompressForLookup(type, inScratch(stored), 4, size, 'f.ldb', 0);
+            expect(lookupLength).toBeLessThanOrEqual(Math.max(data.length, 64 * 1024 * 1024));
           });
           expect([undefined, 'CORRUPTION']).toContain(code);
         },
