@@ -537,7 +537,7 @@ export class BlockIterator {
     }
     const data = this.data;
     const keyBuf = this.keyBuf;
-    if (nonShared <= 16) {
+    if (nonShared <= 48) {
       for (let i = 0; i < nonShared; i++) keyBuf[shared + i] = data[keyStart + i]!;
     } else {
       keyBuf.set(data.subarray(keyStart, keyStart + nonShared), shared);
