@@ -14,10 +14,11 @@
  * block larger than the whole capacity does not cache it (capacity 0 caches nothing: the "cold"
  * setting).
  *
- * Admission (`admit`): while the cache has room it takes every block; once full, a block a point
- * lookup reads goes in only if a lookup missed it recently too (TinyLFU's doorkeeper: a bitset of
- * the blocks missed in the last `window` admission checks, cleared when the window is used up). A
- * block read once is served from the reader's scratch and evicts nothing: under uniform random
+ * Admission (`admit`): while the cache has room it takes every block; once full, a block a read
+ * (a point lookup's or an iterator's) missed goes in only if a read missed it recently too
+ * (TinyLFU's doorkeeper: a bitset of the blocks missed in the last `window` admission checks,
+ * cleared when the window is used up). A block read once is used and let go (a lookup's from its
+ * scratch, an iterator's back to the block pool) and evicts nothing: under uniform random
  * gets over a database ten times the cache, most blocks are never asked for again while they
  * would sit in the cache, and copying each into cold memory and evicting another cost more than
  * the hits it bought. Blocks asked for again within the window — a hot set, a run of nearby keys
@@ -149,10 +150,10 @@ export class BlockCache {
   }
 
   /**
-   * Whether a point lookup that missed (`id`, `offset`) should insert the block it reads: yes
-   * while the cache has room (for one more block of the size last inserted), else only if another miss for the same
-   * block came within the doorkeeper's window (see the class comment). A "no" remembers the block,
-   * so its next miss within the window says yes. A cache of capacity 0 takes nothing.
+   * Whether a read that missed (`id`, `offset`) should insert the block it reads: yes while the
+   * cache has room (for one more block of the size inserted last), else only if another miss for
+   * the same block came within the doorkeeper's window (see the class comment). A "no" remembers
+   * the block, so its next miss within the window says yes. A cache of capacity 0 takes nothing.
    */
   admit(id: number, offset: number): boolean {
     if (this.capacityBytes === 0) {

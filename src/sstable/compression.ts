@@ -12,8 +12,9 @@
  *             little-endian length: the varint replaces that prefix in place (no copy for blocks
  *             under 256 MiB). Decoded by our WebAssembly decoder (lz4-wasm.ts) into bytes from the
  *             byte arena (format/byte-arena.ts), or the caller's (a point lookup reads its
- *             block where the decoder wrote it: decompressForLookup); blocks over WASM_MAX_BYTES, or a Node without
- *             WebAssembly, go to lz4-napi's uncompressSync behind the same 4-byte prefix.
+ *             block where the decoder wrote it: decompressForLookup); blocks over
+ *             WASM_MAX_BYTES, or a Node without WebAssembly, go to lz4-napi's uncompressSync
+ *             behind the same 4-byte prefix.
  *
  * Other LevelDB/RocksDB types (2 zstd in LevelDB / zlib in RocksDB, 3 bzip2, 5 lz4hc, 7 zstd)
  * are NOT_SUPPORTED. Decompression never trusts the stored length: it must be at most

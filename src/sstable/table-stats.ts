@@ -22,8 +22,8 @@ export class TableStats {
   /** Data block lookups the block cache did not answer (each then reads the file). */
   blockCacheMisses = 0;
   /**
-   * Of `blockCacheMisses`, the point lookups' blocks the full cache did not take in (read once
-   * recently: BlockCache.admit); each was read and then let go.
+   * Of `blockCacheMisses`, the blocks the full cache did not take in (a point lookup's or an
+   * iterator's, not missed recently: BlockCache.admit); each was read, used and let go.
    */
   blockCacheDeclined = 0;
   /**

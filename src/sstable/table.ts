@@ -411,9 +411,9 @@ export class Table implements ResidentHolder {
   }
 
   /**
-   * The data block at `handle` decoded into this thread's lookup scratch (which the block
-   * returned is): valid until the next block read into it. For a lookup's block the cache did not
-   * take: no bytes to take from the pool, nothing evicted.
+   * The data block at `handle` as this thread's lookup scratch block (over the bytes
+   * decompressForLookup leaves it in): valid until the next block read. For a lookup's block the
+   * cache did not take: no bytes taken from the pool, nothing evicted.
    */
   private readLookupScratch(handle: BlockHandle): Block {
     const contents = this.readBlockContents(handle, this.verifyChecksums, 'data', undefined, true);
