@@ -360,30 +360,47 @@ export class BlockIterator {
    * its lower byte d: it sorts before the target, uncompared. One that shares s ≤ d bytes equals the
    * target up to byte s: it is compared from there. (Only the bytes an entry says it shares are
    * trusted, not that they are all it could share: a restart entry shares none.)
+   *
+   * An entry passed over uncompared is not made current: its key delta is not copied. keyBuf then
+   * still holds the last compared key, whose first d + 1 bytes every entry passed over shares, and
+   * the next entry compared shares at most d bytes: its key is keyBuf's prefix and its own delta.
    */
   private scanToInternalKey(target: Uint8Array, targetStart: number, targetEnd: number): void {
     const targetUserLen = targetEnd - targetStart - INTERNAL_KEY_TRAILER_SIZE;
+    const limit = this.restartOffset;
     let d = -1; // where the last key's user key and the target's first differ (-1: not known)
+    let p = this.nextOffset;
+    let previousLen = this.keyLen; // of the entry before p, compared or passed over
     for (;;) {
-      if (!this.parseNext()) return;
+      if (p >= limit) return this.invalidate();
+      const keyStart = this.decodeHeader(p);
       const s = this.hShared;
-      const key = this.keyBuf;
-      const userLen = this.keyLen - INTERNAL_KEY_TRAILER_SIZE;
+      if (s > previousLen) this.fail(`entry shares ${s} bytes of a ${previousLen}-byte key`, p);
+      const keyLen = s + this.hNonShared;
+      const next = keyStart + this.hNonShared + this.hValueLen;
+      const userLen = keyLen - INTERNAL_KEY_TRAILER_SIZE;
+      previousLen = keyLen;
       let i = 0;
       if (d >= 0) {
-        if (s > d && d < userLen) continue;
+        if (s > d && d < userLen) {
+          p = next;
+          continue;
+        }
         i = s < d ? s : d;
       }
+      this.takeEntry(p, keyStart);
+      p = next;
+      const key = this.keyBuf;
       const n = userLen < targetUserLen ? userLen : targetUserLen;
       while (i < n && key[i] === target[targetStart + i]) i++;
       if (i < n) {
-        if (key[i]! > target[targetStart + i]!) return;
+        if (key[i]! > target[targetStart + i]!) return this.settleRestartIndex();
         d = i;
         continue;
       }
       // One user key is a prefix of the other, or they are equal: the whole order decides, and the
       // next entry is compared from its start.
-      if (this.comparator.compare(key, 0, this.keyLen, target, targetStart, targetEnd) >= 0) return;
+      if (this.comparator.compare(key, 0, keyLen, target, targetStart, targetEnd) >= 0) return this.settleRestartIndex();
       d = -1;
     }
   }
@@ -526,9 +543,22 @@ export class BlockIterator {
       return false;
     }
     const keyStart = this.decodeHeader(p);
+    if (this.hShared > this.keyLen) this.fail(`entry shares ${this.hShared} bytes of a ${this.keyLen}-byte key`, p);
+    this.takeEntry(p, keyStart);
+    const block = this.block;
+    while (this.restartIndex + 1 < block.numRestarts && block.restartPoint(this.restartIndex + 1) <= p) {
+      this.restartIndex++;
+    }
+    return true;
+  }
+
+  /**
+   * Makes the entry at `p`, whose header decodeHeader just read (its key delta at `keyStart`), the
+   * current one: its key delta goes into keyBuf after the `hShared` bytes kept there.
+   */
+  private takeEntry(p: number, keyStart: number): void {
     const shared = this.hShared;
     const nonShared = this.hNonShared;
-    if (shared > this.keyLen) this.fail(`entry shares ${shared} bytes of a ${this.keyLen}-byte key`, p);
     const keyLen = shared + nonShared;
     if (keyLen > this.keyBuf.length) {
       const grown = new Uint8Array(Math.max(keyLen, 2 * this.keyBuf.length));
@@ -547,11 +577,15 @@ export class BlockIterator {
     this.valueStart = keyStart + nonShared;
     this.valueEnd = this.valueStart + this.hValueLen;
     this.nextOffset = this.valueEnd;
+  }
+
+  /** Moves `restartIndex` on to the restart region that holds the current entry. */
+  private settleRestartIndex(): void {
     const block = this.block;
+    const p = this.current;
     while (this.restartIndex + 1 < block.numRestarts && block.restartPoint(this.restartIndex + 1) <= p) {
       this.restartIndex++;
     }
-    return true;
   }
 
   /**
