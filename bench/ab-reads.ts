@@ -3,7 +3,7 @@
  * chunks, so that a machine whose speed wanders from minute to minute (a shared host: ±10-45%
  * between runs here) slows both alike. For before/after figures of a read-path change:
  *
- *   npm run build && node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek] [chunks=30]
+ *   npm run build && node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks=30]
  *
  * BUILD_A and BUILD_B are compiled trees holding `src/db.js` (a checkout's `dist`, after `npm run
  * build` there). DIR is filled first if it holds no database (bench/filled-db.ts); each build opens
@@ -11,7 +11,9 @@
  * Then chunks alternate A B B A …, each of 20,000 operations on keys of one seeded sequence:
  *   - get: `getSync` of random present keys;
  *   - missing: `getSync` of absent keys (a present key minus its last byte, as bench/db's);
- *   - seek: new iterator, seek a random key, `nextSync`, close (bench/db's seekrandom).
+ *   - seek: new iterator, seek a random key, `nextSync`, close (bench/db's seekrandom);
+ *   - scan: one iterator per chunk, sought to the chunk's first key, then `nextSync` for each
+ *     operation (from the first key again at the end).
  * The first two chunks of each build are warm-up and not counted. Prints µs per operation (mean
  * and median of the chunks) of each build and B ÷ A.
  */
@@ -26,13 +28,13 @@ import { SeededRandom } from './seeded-keys.js';
 
 const CHUNK = 20_000;
 const WARM_CHUNKS = 2;
-type Workload = 'get' | 'missing' | 'seek';
+type Workload = 'get' | 'missing' | 'seek' | 'scan';
 
 const [dirArg, buildA, buildB, workloadArg = 'get', chunksArg = '30'] = process.argv.slice(2);
 if (buildA === undefined || buildB === undefined) {
-  throw new Error('usage: node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek] [chunks]');
+  throw new Error('usage: node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks]');
 }
-if (!['get', 'missing', 'seek'].includes(workloadArg)) throw new Error(`unknown workload ${workloadArg}`);
+if (!['get', 'missing', 'seek', 'scan'].includes(workloadArg)) throw new Error(`unknown workload ${workloadArg}`);
 const workload = workloadArg as Workload;
 const chunks = Number(chunksArg);
 const source = await filledDatabase(dirArg);
@@ -52,6 +54,15 @@ for (const { db } of builds) {
 await new Promise((r) => setTimeout(r, 2000));
 
 function run(db: DBType, keys: Buffer[]): void {
+  if (workload === 'scan') {
+    const it = db.iterator();
+    it.seek(keys[0]!);
+    for (let i = 0; i < keys.length; i++) {
+      if (it.nextSync() === undefined) it.seek(Buffer.alloc(0));
+    }
+    it.close();
+    return;
+  }
   if (workload === 'seek') {
     for (const key of keys) {
       const it = db.iterator();
