@@ -16,6 +16,10 @@
  *     operation (from the first key again at the end).
  * The first two chunks of each build are warm-up and not counted. Prints µs per operation (mean
  * and median of the chunks) of each build and B ÷ A.
+ *
+ * Run the same build in both places first (BUILD_A = BUILD_B) to see the harness's own bias: on the
+ * development machine `get` gave B ÷ A 0.99-1.00 so, but `scan` 1.07-1.15 (its second database ran
+ * slower). Where that shows, run both orders and take the geometric mean of B ÷ A and 1 / (A ÷ B).
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
