@@ -545,10 +545,7 @@ export class BlockIterator {
     const keyStart = this.decodeHeader(p);
     if (this.hShared > this.keyLen) this.fail(`entry shares ${this.hShared} bytes of a ${this.keyLen}-byte key`, p);
     this.takeEntry(p, keyStart);
-    const block = this.block;
-    while (this.restartIndex + 1 < block.numRestarts && block.restartPoint(this.restartIndex + 1) <= p) {
-      this.restartIndex++;
-    }
+    this.settleRestartIndex();
     return true;
   }
 
