@@ -61,10 +61,13 @@ export class TableAccess {
    */
   getFromVersion(version: Version, region: number, userKey: Uint8Array, sequence: number, probes: KeyProbes): Uint8Array | undefined {
     const need = userKey.length + INTERNAL_KEY_TRAILER_SIZE;
-    if (this.#lookupKey.length < need) this.#lookupKey = new Uint8Array(need * 2);
+    if (this.#lookupKey.length < need) {
+      this.#lookupKey = new Uint8Array(need * 2);
+      this.#lookupKeyView = this.#lookupKey.subarray(0, 0);
+    }
     writeInternalKey(this.#lookupKey, 0, userKey, sequence, VALUE_TYPE_FOR_SEEK);
     let lookupKey = this.#lookupKeyView;
-    if (lookupKey.length !== need || lookupKey.buffer !== this.#lookupKey.buffer) lookupKey = this.#lookupKeyView = this.#lookupKey.subarray(0, need);
+    if (lookupKey.length !== need) lookupKey = this.#lookupKeyView = this.#lookupKey.subarray(0, need);
     probes.reset(userKey);
     // Level 0 newest first (its files may overlap), then the one file per level that may hold it.
     // Written out rather than through Version.forEachCandidate: no closure per lookup.

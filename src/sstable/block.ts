@@ -142,9 +142,7 @@ export class Block {
     } else {
       block.pins = 0;
       block.dropped = false;
-      block.seekCount = 0;
-      block.windows = null;
-      block.init(takenLength, file, offset);
+      block.setUpAgain(takenLength, file, offset);
     }
     block.recyclable = takenLength <= POOL_MAX_BLOCK; // else bytes of its own, not a class's
     return block;
@@ -156,10 +154,15 @@ export class Block {
    */
   static reuse(block: Block | null, contents: Uint8Array, size: number, file: string, offset: number): Block {
     if (block === null || block.data !== contents) return new Block(contents, file, offset, size);
-    block.seekCount = 0;
-    block.windows = null;
-    block.init(size, file, offset);
+    block.setUpAgain(size, file, offset);
     return block;
+  }
+
+  /** A block nobody else reaches, set up over `data[0, size)` as if new: no seeks counted, no windows. */
+  private setUpAgain(size: number, file: string, offset: number): void {
+    this.seekCount = 0;
+    this.windows = null;
+    this.init(size, file, offset);
   }
 
   /** Offset of restart point `i` (requires `0 <= i < numRestarts`). */

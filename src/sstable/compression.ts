@@ -233,9 +233,7 @@ export function decompressForLookup(
       const bodyStart = declaredEnd;
       const bodyLength = start + size - bodyStart;
       if (bodyLength + SLACK <= LOOKUP_OUTPUT_START && declared <= wasm.output.length) {
-        wasm.bytes.set(scratch.subarray(bodyStart, start + size), 0);
-        const written = wasm.decode(0, bodyLength, LOOKUP_OUTPUT_START, LOOKUP_OUTPUT_START + declared);
-        checkLz4Written(written, declared, file, offset);
+        decodeInWasm(wasm, scratch, bodyStart, start + size, LOOKUP_OUTPUT_START, declared, file, offset);
         lookupLength = declared;
         return wasm.output;
       }
@@ -246,8 +244,24 @@ export function decompressForLookup(
   return contents;
 }
 
-/** CORRUPTION unless the WebAssembly decoder wrote exactly the `declared` bytes (-1: bad input). */
-function checkLz4Written(written: number, declared: number, file: string | undefined, offset: number | undefined): void {
+/**
+ * Copies the raw LZ4 block `bytes[bodyStart, bodyEnd)` to the start of the WebAssembly module's
+ * memory and decodes it to `dst` there; CORRUPTION unless it decodes to exactly `declared` bytes.
+ * Requires SLACK bytes between the body's end and `dst`, and `dst + declared` inside the memory.
+ */
+function decodeInWasm(
+  wasm: Lz4WasmDecoder,
+  bytes: Uint8Array,
+  bodyStart: number,
+  bodyEnd: number,
+  dst: number,
+  declared: number,
+  file: string | undefined,
+  offset: number | undefined,
+): void {
+  const bodyLength = bodyEnd - bodyStart;
+  wasm.bytes.set(bytes.subarray(bodyStart, bodyEnd), 0);
+  const written = wasm.decode(0, bodyLength, dst, dst + declared);
   if (written < 0) throw corruption('corrupted lz4 compressed block contents', { file, offset });
   if (written !== declared) {
     throw corruption(`lz4 block decompressed to ${written} bytes, header says ${declared}`, { file, offset });
@@ -268,14 +282,10 @@ function decodeLz4InWasm(
   offset: number | undefined,
   take: (length: number) => Uint8Array = allocateBytes,
 ): Uint8Array {
-  const memory = wasm.bytes;
-  const bodyLength = bodyEnd - bodyStart;
-  memory.set(bytes.subarray(bodyStart, bodyEnd), 0);
-  const dst = (bodyLength + SLACK + 7) & ~7;
-  const written = wasm.decode(0, bodyLength, dst, dst + declared);
-  checkLz4Written(written, declared, file, offset);
+  const dst = (bodyEnd - bodyStart + SLACK + 7) & ~7;
+  decodeInWasm(wasm, bytes, bodyStart, bodyEnd, dst, declared, file, offset);
   const contents = take(declared);
-  contents.set(memory.subarray(dst, dst + declared));
+  contents.set(wasm.bytes.subarray(dst, dst + declared));
   return contents;
 }
 
