@@ -495,11 +495,11 @@ export class DBImpl {
           this.#versions.prevLogNumber === 0 &&
           this.#imageMismatch(second.wals, nonEmpty, first.wals.length, sizes) === '';
         const used = resume ? [first, second] : [first];
-        // Both built before the region changes: a throw here leaves it as it was. A memtable the
-        // open flushes (one part: it goes on as if replayed, #drainRun) takes no Bloom filter;
-        // a resumed live one, which takes writes and reads, does.
-        const flushing = resume ? new MemTable({ pool: arenas, state: first.state }) : null;
-        const live = resume ? this.#newMemTable(second.state) : new MemTable({ pool: arenas, state: first.state });
+        // Both built before the region changes: a throw here leaves it as it was. Their Bloom
+        // filters are deferred: filled only if reads come before the flush (one part: the open
+        // flushes it as if replayed, #drainRun) or while the resumed live one takes writes.
+        const flushing = resume ? this.#newMemTable(first.state, true) : null;
+        const live = this.#newMemTable(resume ? second.state : first.state, true);
         const region = this.regions[0]!;
         region.mem.retire();
         region.imm = flushing;
@@ -534,9 +534,12 @@ export class DBImpl {
     return '';
   }
 
-  /** A fresh memtable, or one over `state` (a memtable image's), with the options' Bloom filter. */
-  #newMemTable(state?: { list: SkipListState; maxSequence: number }): MemTable {
-    return new MemTable({ bloomBits: this.#memTableBloomBits, pool: this.arenas, state });
+  /**
+   * A fresh memtable, or one over `state` (a memtable image's), with the options' Bloom filter
+   * (deferred if `deferBloom`: see MemTableOptions.deferBloom).
+   */
+  #newMemTable(state?: { list: SkipListState; maxSequence: number }, deferBloom = false): MemTable {
+    return new MemTable({ bloomBits: this.#memTableBloomBits, pool: this.arenas, state, deferBloom });
   }
 
   #removeQuietly(path: string): void {
@@ -632,12 +635,12 @@ export class DBImpl {
 
   /**
    * Moves what a replay gathered into the (one) memtable. `flushing`: the memtable is flushed
-   * before the open returns or in the background right after, so it takes no Bloom filter (whose
-   * filling costs about a fifth of the load, for reads of a memtable that soon goes).
+   * before the open returns or in the background right after, so its Bloom filter is deferred
+   * (filling it costs about a fifth of the load; reads before the flush ends fill it if many).
    */
   #drainRun(run: EntryRun, flushing: boolean): void {
     const mem = this.regions[0]!.mem;
-    if (flushing && run.count > 0) mem.dropBloom();
+    if (flushing && run.count > 0) mem.deferBloom();
     mem.addRun(run);
     run.clear();
   }

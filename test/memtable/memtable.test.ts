@@ -285,15 +285,52 @@ describe('MemTable.addRun (a WAL replay: many batches gathered, sorted once, loa
     );
   });
 
-  it('answers gets from the list alone once its Bloom filter is dropped', () => {
-    const mem = new MemTable({ bloomBits: 1024 });
+  it('a deferred Bloom filter: gets search the list until reads need the filter, then it holds every key', () => {
     const key = (i: number): Uint8Array => new TextEncoder().encode(`k${i}`);
+    const mem = new MemTable({ bloomBits: 4096 });
     for (let i = 0; i < 50; i += 2) mem.add(i + 1, ValueType.VALUE, key(i), key(i));
-    mem.dropBloom();
-    for (let i = 50; i < 60; i += 2) mem.add(i + 1, ValueType.VALUE, key(i), key(i)); // added with no filter
+    expect(mem.bloomDeferred).toBe(false);
+    mem.deferBloom();
+    expect(mem.bloomDeferred).toBe(true);
+    for (let i = 50; i < 60; i += 2) mem.add(i + 1, ValueType.VALUE, key(i), key(i)); // added while deferred
+    // Deferred: no filter answers, every get searches the list.
     for (let i = 0; i < 60; i++) {
       expect(mem.get(key(i), 100)).toBe(i % 2 === 0 ? Lookup.FOUND : Lookup.NOT_FOUND);
       expect(mem.mayContainHash(levelDBHash(key(i), MEMTABLE_BLOOM_SEED))).toBe(true);
+    }
+    expect(mem.bloomDeferred).toBe(true);
+    // The 65th search fills it from the list: the keys added before and during the deferral.
+    for (let i = 0; i < 5; i++) mem.get(key(1), 100);
+    expect(mem.bloomDeferred).toBe(false);
+    for (let i = 60; i < 70; i += 2) mem.add(i + 1, ValueType.VALUE, key(i), key(i)); // added after the fill
+    let excluded = 0;
+    for (let i = 0; i < 400; i++) {
+      const mayContain = mem.mayContainHash(levelDBHash(key(i), MEMTABLE_BLOOM_SEED));
+      if (i < 70 && i % 2 === 0) expect(mayContain).toBe(true);
+      if (!mayContain) excluded++;
+      expect(mem.get(key(i), 100)).toBe(i < 70 && i % 2 === 0 ? Lookup.FOUND : Lookup.NOT_FOUND);
+    }
+    expect(excluded).toBeGreaterThan(300); // the filter answers for absent keys again
+  });
+
+  it('a memtable over an image state with deferBloom fills its filter at the first reads, not when made', () => {
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`key-${String(i).padStart(5, '0')}`);
+    const source = new MemTable();
+    for (let i = 0; i < 4000; i += 2) source.add(i + 1, ValueType.VALUE, key(i), key(i));
+    const state = { list: source.exportState(), maxSequence: 4000 };
+    const eager = new MemTable({ bloomBits: 65536, state });
+    const deferred = new MemTable({ bloomBits: 65536, state: { list: source.exportState(), maxSequence: 4000 }, deferBloom: true });
+    expect(eager.bloomDeferred).toBe(false);
+    expect(deferred.bloomDeferred).toBe(true);
+    // A sixteenth of 2,000 entries is 125 searches (more than 64).
+    for (let i = 0; i < 125; i++) expect(deferred.get(key(2 * i), 5000)).toBe(Lookup.FOUND);
+    expect(deferred.bloomDeferred).toBe(true);
+    expect(deferred.get(key(1), 5000)).toBe(Lookup.NOT_FOUND);
+    expect(deferred.bloomDeferred).toBe(false);
+    for (let i = 0; i < 4000; i++) {
+      const h = levelDBHash(key(i), MEMTABLE_BLOOM_SEED);
+      expect(deferred.mayContainHash(h)).toBe(eager.mayContainHash(h)); // the same bits as one filled when made
+      expect(deferred.get(key(i), 5000)).toBe(i % 2 === 0 ? Lookup.FOUND : Lookup.NOT_FOUND);
     }
   });
 
