@@ -16,6 +16,8 @@ import type { KeyProbes } from '../filter/key-probes.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
 import { Block, BlockIterator } from './block.js';
 import { BlockHandle } from './footer.js';
+import { Readahead } from './readahead.js';
+import { BLOCK_TRAILER_SIZE } from './block-trailer.js';
 import type { Table } from './table.js';
 
 export interface TableIteratorOptions {
@@ -42,6 +44,10 @@ export class TableIterator implements InternalIterator {
   private readonly handle = new BlockHandle();
   /** The data block this iterator pins (Block.pin): its bytes stay until it moves on or closes. */
   private pinned: Block | null = null;
+  /** The bytes the block at `dataOffset` takes in the file, trailer included. */
+  private dataLength = 0;
+  /** File bytes read ahead of a scan (readahead.ts): made at the first block read in sequence. */
+  private ahead: Readahead | undefined;
 
   constructor(table: Table, options: TableIteratorOptions = {}) {
     this.table = table;
@@ -167,12 +173,18 @@ export class TableIterator implements InternalIterator {
     const table = this.table!;
     if (this.dataLoaded && handle.offset === this.dataOffset) return;
     this.dataLoaded = false;
-    const block = table.readBlock(handle, this.fillCache);
+    const length = handle.size + BLOCK_TRAILER_SIZE;
+    if (this.ahead === undefined && this.dataOffset >= 0 && (handle.offset === this.dataOffset + this.dataLength || handle.offset + length === this.dataOffset)) {
+      this.ahead = new Readahead();
+      this.ahead.noteHit(this.dataOffset, this.dataLength);
+    }
+    const block = table.readBlock(handle, this.fillCache, false, this.ahead);
     block.pin();
     this.data.setBlock(block);
     this.pinned?.unpin();
     this.pinned = block;
     this.dataOffset = handle.offset;
+    this.dataLength = length;
     this.dataLoaded = true;
   }
 

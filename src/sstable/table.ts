@@ -33,6 +33,7 @@ import { decompressBlockInScratch, decompressForLookup, lookupLength } from './c
 import { FilterBlockReader } from './filter-block.js';
 import { BlockHandle, Footer, MAX_FOOTER_SIZE, MIN_FOOTER_SIZE } from './footer.js';
 import { fullFilterMayMatch } from './full-filter-block.js';
+import type { Readahead } from './readahead.js';
 import type { ResidentFiles, ResidentHolder } from './resident-files.js';
 import {
   BLOCK_FILTER_PREFIX,
@@ -382,13 +383,14 @@ export class Table implements ResidentHolder {
    * given at once, so a block read for it and not cached has its bytes recycled when the iterator
    * lets go (Block.markUncached).
    */
-  readBlock(handle: BlockHandle, fillCache: boolean, forLookup = false): Block {
+  readBlock(handle: BlockHandle, fillCache: boolean, forLookup = false, ahead?: Readahead): Block {
     const cache = this.blockCache;
     if (cache !== undefined) {
       const cached = cache.lookup(this.cacheId, handle.offset);
       if (cached !== undefined) {
         this.stats.blockCacheHits++;
         this.sink.blockCacheHits++;
+        ahead?.noteHit(handle.offset, handle.size + BLOCK_TRAILER_SIZE); // a scan's sequence goes on
         return cached;
       }
       this.stats.blockCacheMisses++;
@@ -400,7 +402,7 @@ export class Table implements ResidentHolder {
         fillCache = false; // the iterator's block goes back to the pool when it lets go
       }
     }
-    const block = Block.fromTaken(this.readBlockContents(handle, this.verifyChecksums, 'data', takeBlockBytes), this.path, handle.offset);
+    const block = Block.fromTaken(this.readBlockContents(handle, this.verifyChecksums, 'data', takeBlockBytes, false, ahead), this.path, handle.offset);
     this.stats.blocksRead++;
     this.sink.blocksRead++;
     const cached = cache !== undefined && fillCache && cache.insert(this.cacheId, handle.offset, block);
@@ -432,7 +434,14 @@ export class Table implements ResidentHolder {
    * `take` (see decompressBlockInScratch), or, for a point lookup's block (`lookup`), in the
    * bytes decompressForLookup leaves it in: `[0, lookupLength)` of them, until the next decode.
    */
-  private readBlockContents(handle: BlockHandle, verify: boolean, what: string, take?: (length: number) => Uint8Array, lookup = false): Uint8Array {
+  private readBlockContents(
+    handle: BlockHandle,
+    verify: boolean,
+    what: string,
+    take?: (length: number) => Uint8Array,
+    lookup = false,
+    ahead?: Readahead,
+  ): Uint8Array {
     const end = handle.offset + handle.size + BLOCK_TRAILER_SIZE;
     if (end > this.footerOffset) {
       throw corruption(
@@ -465,7 +474,8 @@ export class Table implements ResidentHolder {
     if (resident !== undefined) {
       resident.copy(buf, SCRATCH_SPARE, handle.offset, handle.offset + length);
     } else {
-      this.readInto(buf, SCRATCH_SPARE, handle.offset, length);
+      if (ahead === undefined) this.readInto(buf, SCRATCH_SPARE, handle.offset, length);
+      else this.readAhead(ahead, buf, handle.offset, length);
       if (what === 'data' && ++this.blockReads === this.residentAfter) this.loadResident();
     }
     const read = timed ? performance.now() : 0;
@@ -562,6 +572,23 @@ export class Table implements ResidentHolder {
   /** True while the whole file is held in memory (see TableOptions.residentFiles). */
   get isResident(): boolean {
     return this.resident !== undefined;
+  }
+
+  /**
+   * An iterator's block read: the block's `length` bytes at file `offset` into `buf` at
+   * SCRATCH_SPARE, from the iterator's readahead window if it holds them, else from the file —
+   * with a window around them once the iterator reads blocks in sequence (readahead.ts).
+   */
+  private readAhead(ahead: Readahead, buf: Buffer, offset: number, length: number): void {
+    if (!ahead.holds(offset, length)) {
+      const size = ahead.plan(offset, length, this.footerOffset);
+      if (size === 0) return this.readInto(buf, SCRATCH_SPARE, offset, length);
+      this.readInto(ahead.bytes, 0, ahead.start, size);
+      ahead.filled(size);
+    } else {
+      ahead.noteHit(offset, length);
+    }
+    ahead.bytes.copy(buf, SCRATCH_SPARE, offset - ahead.start, offset - ahead.start + length);
   }
 
   /** Reads `length` bytes at file `position` into `buf[at, at + length)` (inside the file size). */
