@@ -140,7 +140,7 @@ export class MemTable {
    * tail, so a tiny write buffer still holds several entries).
    */
   get approximateMemoryUsage(): number {
-    return this.#list.bytesUsed + (this.#bloom?.byteLength ?? 0);
+    return this.#list.bytesUsed + (this.#bloomBits >>> 3); // a deferred filter counted as filled
   }
 
   /** The highest sequence number added (0 if none). */

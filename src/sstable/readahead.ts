@@ -5,11 +5,16 @@
  * iterator has read BLOCKS_BEFORE_READAHEAD blocks each right after (or, scanning backwards, right
  * before) the one before, its next read takes a window of the file instead — FIRST_WINDOW bytes,
  * doubling at each window up to MAX_WINDOW — and the blocks inside it are copied from there.
- * A read that breaks the sequence (a seek) goes back to single blocks.
+ * A block that breaks the sequence (a seek, a turn) starts the count and the window size over.
  *
  * Only raw file bytes are held: each block's checksum is verified and its contents decoded when
- * it is used, as for a block read alone. Bytes past the table's data (its meta blocks, index and
- * footer) may be read with the last window; they are never used from it.
+ * it is used, as for a block read alone. A window never reaches past the table's index block
+ * (the caller's limit), and bytes in it past the data blocks are never used from it. A window
+ * that fails to read is dropped and the block read alone (Table.readAhead): bad bytes elsewhere
+ * in the window fail no block but their own.
+ *
+ * Window buffers (MAX_WINDOW bytes each) come from a small per-thread free list and go back to it
+ * when the iterator closes (`release`), so a merge that walks table after table allocates none.
  */
 
 /** Sequential block reads before the next one reads a window. */
@@ -17,18 +22,23 @@ export const BLOCKS_BEFORE_READAHEAD = 2;
 /** The first window's size; each later one doubles, up to MAX_WINDOW. */
 export const FIRST_WINDOW = 16 * 1024;
 export const MAX_WINDOW = 256 * 1024;
+/** Released window buffers kept for the next iterators of this thread. */
+const SPARE_WINDOWS = 4;
+
+const spareWindows: Buffer[] = [];
+const EMPTY = Buffer.alloc(0);
 
 export class Readahead {
   /** The window's bytes: file offsets [start, end) are at bytes [0, end - start). */
   bytes: Buffer = EMPTY;
   start = 0;
   end = 0;
-  /** The size of the next window (0 before the first). */
+  /** The size of the next window (0: the sequence has not made one yet). */
   private window = 0;
-  /** The last block read: file offsets [lastStart, lastEnd); -1 before any. */
+  /** The last block used: file offsets [lastStart, lastEnd); -1 before any. */
   private lastStart = -1;
   private lastEnd = -1;
-  /** Blocks read in a row, each right after (forward > 0) or before (< 0) the one before. */
+  /** Blocks used in a row, each right after (run > 0) or right before (run < 0) the one before. */
   private run = 0;
 
   /** True if the window holds the file's bytes [offset, offset + length). */
@@ -37,38 +47,40 @@ export class Readahead {
   }
 
   /**
-   * Notes a read of the block at [offset, offset + length) and returns the window to read for it:
-   * 0 for the block alone, or n > 0 to read file offsets [start, start + n) into `bytes[0, n)`
-   * (forward from the block, or backward ending with it; not past `limit`, the file's data end),
-   * then call `filled(n)`.
+   * Notes that the block at [offset, offset + length) was used (read, found in the window or in
+   * the block cache): it continues the sequence or starts it over.
    */
-  plan(offset: number, length: number, limit: number): number {
+  follow(offset: number, length: number): void {
     const end = offset + length;
-    if (offset === this.lastEnd) this.run = this.run > 0 ? this.run + 1 : 1;
-    else if (end === this.lastStart) this.run = this.run < 0 ? this.run - 1 : -1;
+    if (offset === this.lastEnd && this.run >= 0) this.run++;
+    else if (end === this.lastStart && this.run <= 0) this.run--;
     else {
-      this.run = 0;
+      // A jump or a turn: the block counts as the first of a new sequence.
+      this.run = offset === this.lastEnd ? 1 : end === this.lastStart ? -1 : 0;
       this.window = 0;
     }
     this.lastStart = offset;
     this.lastEnd = end;
+  }
+
+  /**
+   * For a block at [offset, offset + length) that the window does not hold, after `follow`: the
+   * window to read for it. 0 for the block alone; or n > 0 to read file offsets [start, start + n)
+   * into `bytes[0, n)` (forward from the block, or backward ending with it; not past `limit`),
+   * then call `filled(n)`.
+   */
+  plan(offset: number, length: number, limit: number): number {
     if (this.run < BLOCKS_BEFORE_READAHEAD && -this.run < BLOCKS_BEFORE_READAHEAD) return 0;
-    this.window = this.window === 0 ? FIRST_WINDOW : Math.min(2 * this.window, MAX_WINDOW);
-    let start: number;
-    let stop: number;
-    if (this.run > 0) {
-      start = offset;
-      stop = Math.min(limit, offset + Math.max(this.window, length));
-    } else {
-      stop = end;
-      start = Math.max(0, end - Math.max(this.window, length));
-    }
-    if (stop - start <= length) return 0;
-    const size = stop - start; // ≤ MAX_WINDOW: a block longer than the window is read alone
-    if (this.bytes.length < size) this.bytes = Buffer.allocUnsafe(Math.max(size, Math.min(MAX_WINDOW, 2 * this.bytes.length)));
+    const window = this.window === 0 ? FIRST_WINDOW : Math.min(2 * this.window, MAX_WINDOW);
+    const end = offset + length;
+    const start = this.run > 0 ? offset : Math.max(0, end - window);
+    const stop = this.run > 0 ? Math.min(limit, offset + window) : end;
+    if (stop - start <= length) return 0; // a block as long as the window is read alone
+    this.window = window;
+    if (this.bytes === EMPTY) this.bytes = spareWindows.pop() ?? Buffer.allocUnsafe(MAX_WINDOW);
     this.start = start;
     this.end = start; // empty until the read succeeds (filled)
-    return size;
+    return stop - start;
   }
 
   /** The window `plan` asked for was read: its bytes are [start, start + length). */
@@ -76,11 +88,18 @@ export class Readahead {
     this.end = this.start + length;
   }
 
-  /** Notes a block found in the window (it continues the sequence as a read would). */
-  noteHit(offset: number, length: number): void {
-    this.lastStart = offset;
-    this.lastEnd = offset + length;
+  /** Drops the window and starts the sequence over (after a window failed to read). */
+  reset(): void {
+    this.start = this.end = 0;
+    this.run = 0;
+    this.window = 0;
+    this.lastStart = this.lastEnd = -1;
+  }
+
+  /** Gives the window's buffer back to this thread's free list; the readahead holds nothing after. */
+  release(): void {
+    if (this.bytes !== EMPTY && spareWindows.length < SPARE_WINDOWS) spareWindows.push(this.bytes);
+    this.bytes = EMPTY;
+    this.reset();
   }
 }
-
-const EMPTY = Buffer.alloc(0);

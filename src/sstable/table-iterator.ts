@@ -14,10 +14,10 @@
 import { ErrorCode, invalidArgument, SieveError } from '../errors.js';
 import type { KeyProbes } from '../filter/key-probes.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
+import { BLOCK_TRAILER_SIZE } from './block-trailer.js';
 import { Block, BlockIterator } from './block.js';
 import { BlockHandle } from './footer.js';
 import { Readahead } from './readahead.js';
-import { BLOCK_TRAILER_SIZE } from './block-trailer.js';
 import type { Table } from './table.js';
 
 export interface TableIteratorOptions {
@@ -145,6 +145,8 @@ export class TableIterator implements InternalIterator {
     this.index.setBlock(NO_ENTRIES);
     this.pinned?.unpin();
     this.pinned = null;
+    this.ahead?.release();
+    this.ahead = undefined;
     const onClose = this.onClose;
     this.onClose = undefined;
     onClose?.();
@@ -176,7 +178,7 @@ export class TableIterator implements InternalIterator {
     const length = handle.size + BLOCK_TRAILER_SIZE;
     if (this.ahead === undefined && this.dataOffset >= 0 && (handle.offset === this.dataOffset + this.dataLength || handle.offset + length === this.dataOffset)) {
       this.ahead = new Readahead();
-      this.ahead.noteHit(this.dataOffset, this.dataLength);
+      this.ahead.follow(this.dataOffset, this.dataLength);
     }
     const block = table.readBlock(handle, this.fillCache, false, this.ahead);
     block.pin();

@@ -390,7 +390,7 @@ export class Table implements ResidentHolder {
       if (cached !== undefined) {
         this.stats.blockCacheHits++;
         this.sink.blockCacheHits++;
-        ahead?.noteHit(handle.offset, handle.size + BLOCK_TRAILER_SIZE); // a scan's sequence goes on
+        ahead?.follow(handle.offset, handle.size + BLOCK_TRAILER_SIZE); // a scan's sequence goes on
         return cached;
       }
       this.stats.blockCacheMisses++;
@@ -580,13 +580,18 @@ export class Table implements ResidentHolder {
    * with a window around them once the iterator reads blocks in sequence (readahead.ts).
    */
   private readAhead(ahead: Readahead, buf: Buffer, offset: number, length: number): void {
+    ahead.follow(offset, length);
     if (!ahead.holds(offset, length)) {
       const size = ahead.plan(offset, length, this.footerOffset);
       if (size === 0) return this.readInto(buf, SCRATCH_SPARE, offset, length);
-      this.readInto(ahead.bytes, 0, ahead.start, size);
+      try {
+        this.readInto(ahead.bytes, 0, ahead.start, size);
+      } catch {
+        // Whatever failed in the window, the block alone may read: it throws if it cannot.
+        ahead.reset();
+        return this.readInto(buf, SCRATCH_SPARE, offset, length);
+      }
       ahead.filled(size);
-    } else {
-      ahead.noteHit(offset, length);
     }
     ahead.bytes.copy(buf, SCRATCH_SPARE, offset - ahead.start, offset - ahead.start + length);
   }
