@@ -130,7 +130,7 @@ export const sievekvEngine: Engine = {
     'transferred to the flush worker and back; up to two idle 4.5 MiB buffers kept for the next memtables and copies; the block cache (8 MiB of uncompressed blocks); open tables (up to maxOpenFiles 1000) with their index ' +
     'blocks and filters (per-block Bloom, whole-table blocked Bloom); worker threads for flushes and compactions (one on a machine of 2 cores or fewer, else two), each with its own V8 heap ' +
     '(young generation capped at 8 MiB; the compaction one holds the blocks it merges and the filter keys of the table it ' +
-    'builds); a 32 KiB WAL frame',
+    'builds); a 32 KiB WAL frame; a 256 KiB readahead window per table iterator reading blocks in sequence (scans, and each merge input), up to four kept per thread for the next',
   async open(dir: string, style: Style, synced: boolean) {
     const { DB } = await import('../../src/db.js');
     const db = await DB.open(dir);
