@@ -14,7 +14,6 @@
 import { ErrorCode, invalidArgument, SieveError } from '../errors.js';
 import type { KeyProbes } from '../filter/key-probes.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
-import { BLOCK_TRAILER_SIZE } from './block-trailer.js';
 import { Block, BlockIterator } from './block.js';
 import { BlockHandle } from './footer.js';
 import { Readahead } from './readahead.js';
@@ -44,10 +43,8 @@ export class TableIterator implements InternalIterator {
   private readonly handle = new BlockHandle();
   /** The data block this iterator pins (Block.pin): its bytes stay until it moves on or closes. */
   private pinned: Block | null = null;
-  /** The bytes the block at `dataOffset` takes in the file, trailer included. */
-  private dataLength = 0;
-  /** File bytes read ahead of a scan (readahead.ts): made at the first block read in sequence. */
-  private ahead: Readahead | undefined;
+  /** File bytes read ahead of a scan (readahead.ts): a window only once blocks come in sequence. */
+  private readonly ahead = new Readahead();
 
   constructor(table: Table, options: TableIteratorOptions = {}) {
     this.table = table;
@@ -145,8 +142,7 @@ export class TableIterator implements InternalIterator {
     this.index.setBlock(NO_ENTRIES);
     this.pinned?.unpin();
     this.pinned = null;
-    this.ahead?.release();
-    this.ahead = undefined;
+    this.ahead.release();
     const onClose = this.onClose;
     this.onClose = undefined;
     onClose?.();
@@ -175,18 +171,12 @@ export class TableIterator implements InternalIterator {
     const table = this.table!;
     if (this.dataLoaded && handle.offset === this.dataOffset) return;
     this.dataLoaded = false;
-    const length = handle.size + BLOCK_TRAILER_SIZE;
-    if (this.ahead === undefined && this.dataOffset >= 0 && (handle.offset === this.dataOffset + this.dataLength || handle.offset + length === this.dataOffset)) {
-      this.ahead = new Readahead();
-      this.ahead.follow(this.dataOffset, this.dataLength);
-    }
     const block = table.readBlock(handle, this.fillCache, false, this.ahead);
     block.pin();
     this.data.setBlock(block);
     this.pinned?.unpin();
     this.pinned = block;
     this.dataOffset = handle.offset;
-    this.dataLength = length;
     this.dataLoaded = true;
   }
 

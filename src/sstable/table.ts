@@ -480,11 +480,20 @@ export class Table implements ResidentHolder {
     }
     const read = timed ? performance.now() : 0;
     const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, handle.offset) : buf[SCRATCH_SPARE + handle.size]!;
-    const contents = lookup
-      ? decompressForLookup(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset)
-      : decompressBlockInScratch(type, buf, SCRATCH_SPARE, handle.size, this.path, handle.offset, undefined, take);
+    const contents = this.decode(type, buf, SCRATCH_SPARE, handle.size, handle.offset, take, lookup);
     if (timed) this.addBlockTimes(read - started, performance.now() - read);
     return contents;
+  }
+
+  /**
+   * The contents of the verified block `bytes[start, start + size)` at file `offset`: for a point
+   * lookup (`lookup`) where decompressForLookup leaves them, else in bytes from `take`
+   * (decompressBlockInScratch).
+   */
+  private decode(type: number, bytes: Buffer, start: number, size: number, offset: number, take: ((length: number) => Uint8Array) | undefined, lookup: boolean): Uint8Array {
+    return lookup
+      ? decompressForLookup(type, bytes, start, size, this.path, offset)
+      : decompressBlockInScratch(type, bytes, start, size, this.path, offset, undefined, take);
   }
 
   /** Adds a sampled data block's read and decompression times (ms) to the counters, in µs. */
@@ -509,9 +518,7 @@ export class Table implements ResidentHolder {
     const from = start - SCRATCH_SPARE;
     for (let i = 0; i < SAVED_BYTES; i++) saved[i] = resident[from + i]!;
     try {
-      return lookup
-        ? decompressForLookup(type, resident, start, handle.size, this.path, start)
-        : decompressBlockInScratch(type, resident, start, handle.size, this.path, start, undefined, take);
+      return this.decode(type, resident, start, handle.size, start, take, lookup);
     } finally {
       for (let i = 0; i < SAVED_BYTES; i++) resident[from + i] = saved[i]!;
     }
