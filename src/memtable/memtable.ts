@@ -39,10 +39,10 @@ export const MEMTABLE_BLOOM_SEED = 0xbc9f1d34;
 const BLOOM_PROBES = 6;
 /**
  * A deferred Bloom filter is filled once `get` has searched the list without it this many times,
- * or a sixteenth of the entries if more. Filling costs ~80 ns per entry and a search of a cold list
- * of n entries ~log2(n) cache misses (2 µs at 36,000 entries): the fill then costs about what the
- * searches before it did, so a reader never pays more than twice the better choice, and a memtable
- * that is only flushed pays nothing.
+ * or a sixteenth of the entries if more. Filling a full 4 MiB memtable (36,000 entries) took 2.8 ms
+ * in a reopen's profile, ~80 ns per entry, and a search of its cold list ~4 µs in a fresh process
+ * (BENCHMARKS.md, sessions 13 and 15): the fill then costs about what the searches before it did,
+ * so a reader pays at most about twice the better choice, and a memtable only flushed pays nothing.
  */
 const BLOOM_AFTER_SEARCHES = 64;
 /** Batches at least this long are inserted in key order, each insert starting from the last. */
