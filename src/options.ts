@@ -75,11 +75,11 @@ export interface Options {
   /** Bytes of uncompressed blocks kept in memory. @defaultValue 8 MiB (LevelDB's) */
   blockCacheSize?: number;
   /**
-   * Bytes of whole table files kept in memory once reads keep coming back to them (4 data blocks
-   * read from a file): their block reads then copy from memory instead of calling the OS, as
-   * LevelDB's mmap-ed tables do, and each data block's checksum is verified once, when the file is
-   * read. Least recently used files go first; 0 turns it off. Off by default: it holds up to its
-   * size (random gets took 12-22% less time with 64 MiB on the development machine, BENCHMARKS.md).
+   * Bytes of table file images kept in memory once reads keep coming back to a file (4 data
+   * blocks read from it): each data block is read into the file's image the first time it is
+   * needed, its checksum verified then, and decoded from memory after that instead of asking the
+   * OS again — as LevelDB's mmap-ed tables are paged in. An image counts at its file's size; least
+   * recently used files go first; 0 turns it off.
    * @defaultValue 0
    */
   tableFileCacheSize?: number;

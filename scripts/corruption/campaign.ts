@@ -209,8 +209,8 @@ function candidates(image: DatabaseImage, plan: DamagePlan, paranoid: boolean): 
 /**
  * Opens, reads everything, closes. Returns the observation, or the error the open threw. With
  * paranoidChecks off the database also keeps table files it reads often in memory
- * (`tableFileCacheSize`), so damage meets the reads of resident files too, whose blocks are
- * checked once, when the file is read whole.
+ * (`tableFileCacheSize`), so damage meets the reads of file images too, whose blocks are
+ * checked once, when each is read into the image.
  */
 async function openAndObserve(image: DatabaseImage, fs: MemFileSystem, paranoid: boolean): Promise<{ obs?: Observation; openError?: unknown }> {
   let db: DB;

@@ -8,8 +8,8 @@
  * Untrusted bytes: every block handle is checked against the file size (a block and its trailer
  * must end before the footer) before anything is allocated for it; every block read verifies its
  * checksum (data blocks unless `verifyChecksums: false`) before it is decompressed or parsed, a
- * resident file's data blocks once, when the file is read whole (as a block cache hit is not
- * verified again: the bytes in memory are those that were verified); the
+ * resident file's data blocks once, when each is read into the file's image (as a block cache hit
+ * is not verified again: the bytes in memory are those that were verified); the
  * block, handle, varint and compression decoders bound every length. Any failure is a SieveError
  * CORRUPTION naming the file and offset — never a crash, a hang, a wrong value, or an allocation
  * larger than the file (decompression is bounded too, and only runs on verified bytes).
@@ -104,9 +104,10 @@ export interface TableOptions {
   /** @defaultValue the bytewise internal-key comparator */
   comparator?: InternalKeyComparator;
   /**
-   * The budget of whole files kept in memory: once RESIDENT_AFTER_READS data blocks were read
-   * from this file, the table reads the whole file, if the budget admits it, and reads its blocks
-   * from memory from then on. None → every block read goes to the file.
+   * The budget of table files kept in memory: once RESIDENT_AFTER_READS data blocks were read
+   * from this file, the table takes an image of the file's size, if the budget admits it, and
+   * reads each data block into it the first time it is needed, from memory after that (the way
+   * LevelDB's mmap-ed tables are paged in). None → every block read goes to the file.
    */
   residentFiles?: ResidentFiles;
 }
@@ -114,7 +115,7 @@ export interface TableOptions {
 /** Bytes before a block and of its header that an LZ4 decode in place may overwrite: the spare plus a varint32's 5. */
 const SAVED_BYTES = SCRATCH_SPARE + 5;
 
-/** Data blocks read from a file before the table asks to keep the whole file in memory. */
+/** Data blocks read from a file before the table asks to keep an image of it in memory. */
 export const RESIDENT_AFTER_READS = 4;
 
 /** One data block read in this many is timed for TableStats' read times (a power of two). */
@@ -157,22 +158,25 @@ export class Table implements ResidentHolder {
   private readonly handle = new BlockHandle();
   private closed = false;
   private readonly residentFiles: ResidentFiles | undefined;
-  /** The whole file, once admitted to `residentFiles`; block reads copy from it. */
+  /**
+   * The file's image, once admitted to `residentFiles`: as large as the file, holding the data
+   * blocks in `present` where they lie in the file (the rest is unwritten and never read; the OS
+   * gives the image's pages memory as blocks land in them).
+   */
   private resident: Buffer | undefined = undefined;
-  /** Data blocks read from the file (until it is resident), and from memory (since). */
+  /**
+   * The offsets of the data blocks the image holds, each verified (unless `verifyChecksums` is
+   * off) when it was read in: reads of them from memory skip the check, as a block cache's hits
+   * do. A block whose read or check failed is not in it and goes to the file again.
+   */
+  private present = new Set<number>();
+  /** Data blocks read from the file (until the image is taken), and from memory (since). */
   private blockReads = 0;
   /**
-   * Reads from the file before the next load: RESIDENT_AFTER_READS, 8 times more after each
-   * eviction, so files that do not fit together do not take turns being read whole.
+   * Reads from the file before the next image: RESIDENT_AFTER_READS, 8 times more after each
+   * eviction, so files that do not fit together do not take turns being held.
    */
   private residentAfter = RESIDENT_AFTER_READS;
-  /**
-   * Once every data block of the resident file was checked when the file was loaded
-   * (checkResidentBlocks): the offsets of those that failed. Reads of the others from memory skip
-   * the check, as a block cache's hits do; null (not checked): every read checks. A block read
-   * from the file is checked each time.
-   */
-  private residentBad: ReadonlySet<number> | null = null;
   /** The resident bytes a decode in place overwrites (decompressResident), kept to put back. */
   private readonly savedBytes = new Uint8Array(SAVED_BYTES);
 
@@ -368,6 +372,7 @@ export class Table implements ResidentHolder {
     if (this.ownsCacheId) this.blockCache?.eraseTable(this.cacheId);
     this.residentFiles?.release(this);
     this.resident = undefined;
+    this.present = new Set();
     this.file.close();
   }
 
@@ -449,35 +454,25 @@ export class Table implements ResidentHolder {
         { file: this.path, offset: handle.offset },
       );
     }
-    // Read into the table's scratch buffer, 4 bytes in: no buffer per read, and room for the
-    // LZ4 decoder's length prefix in place (decompressBlockInScratch). The result never aliases it.
-    const resident = this.resident;
-    if (resident !== undefined) {
-      this.stats.blocksReadFromMemory++;
-      this.sink.blocksReadFromMemory++;
-    }
     // Data blocks' reading and decompressing are timed apart, for sievekv.stats: one read in
     // TIME_SAMPLE, counted TIME_SAMPLE times (a clock reading costs 65-90 ns, 2-3% of a block
     // read if every one were timed).
     const timed = what === 'data' && (++timeSampleCounter & (TIME_SAMPLE - 1)) === 0;
     const started = timed ? performance.now() : 0;
-    if (resident !== undefined && handle.offset >= SCRATCH_SPARE) {
-      if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
-      const check = verify && (this.residentBad === null || this.residentBad.has(handle.offset));
-      const contents = this.decompressResident(resident, handle, check, take, lookup);
-      if (timed) this.addBlockTimes(0, performance.now() - started);
-      return contents;
+    const resident = this.resident;
+    // A block at the file's start has no room before it for the LZ4 decoder's prefix: it is
+    // read as from a file without an image.
+    if (resident !== undefined && handle.offset >= SCRATCH_SPARE && (ahead === undefined || this.present.has(handle.offset))) {
+      return this.readResident(resident, handle, verify, take, lookup, timed, started);
     }
+    // Read into the table's scratch buffer, 4 bytes in: no buffer per read, and room for the
+    // LZ4 decoder's length prefix in place (decompressBlockInScratch). The result never aliases it.
     const length = handle.size + BLOCK_TRAILER_SIZE;
     if (this.scratch.length < SCRATCH_SPARE + length) this.scratch = Buffer.allocUnsafe(Math.max(SCRATCH_SPARE + length, this.scratch.length * 2));
     const buf = this.scratch;
-    if (resident !== undefined) {
-      resident.copy(buf, SCRATCH_SPARE, handle.offset, handle.offset + length);
-    } else {
-      if (ahead === undefined) this.readInto(buf, SCRATCH_SPARE, handle.offset, length);
-      else this.readAhead(ahead, buf, handle.offset, length);
-      if (what === 'data' && ++this.blockReads === this.residentAfter) this.loadResident();
-    }
+    if (ahead === undefined) this.readInto(buf, SCRATCH_SPARE, handle.offset, length);
+    else this.readAhead(ahead, buf, handle.offset, length);
+    if (what === 'data' && resident === undefined && ++this.blockReads === this.residentAfter) this.takeImage();
     const read = timed ? performance.now() : 0;
     const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, handle.offset) : buf[SCRATCH_SPARE + handle.size]!;
     const contents = this.decode(type, buf, SCRATCH_SPARE, handle.size, handle.offset, take, lookup);
@@ -507,13 +502,45 @@ export class Table implements ResidentHolder {
   }
 
   /**
-   * The block at `handle` of the resident file, decoded where it lies: no copy. The decoder may
+   * The data block at `handle` through the file's image: from memory if the image holds it, else
+   * read from the file into its place in the image, verified (if `verify`) and then held. A read
+   * or check that fails throws and leaves the block out of the image: the next read tries the
+   * file again, as without an image.
+   */
+  private readResident(
+    resident: Buffer,
+    handle: BlockHandle,
+    verify: boolean,
+    take: ((length: number) => Uint8Array) | undefined,
+    lookup: boolean,
+    timed: boolean,
+    started: number,
+  ): Uint8Array {
+    if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
+    const offset = handle.offset;
+    let read = started;
+    if (this.present.has(offset)) {
+      this.stats.blocksReadFromMemory++;
+      this.sink.blocksReadFromMemory++;
+    } else {
+      this.readInto(resident, offset, offset, handle.size + BLOCK_TRAILER_SIZE);
+      if (verify) verifyBlockTrailer(resident, offset, handle.size, this.path, offset);
+      this.present.add(offset);
+      if (timed) read = performance.now();
+    }
+    const contents = this.decompressResident(resident, handle, take, lookup);
+    if (timed) this.addBlockTimes(read - started, performance.now() - read);
+    return contents;
+  }
+
+  /**
+   * The verified block at `handle` of the image, decoded where it lies: no copy. The decoder may
    * overwrite the SCRATCH_SPARE bytes before the block and its header (LZ4's length prefix goes
    * there, decompressBlockInScratch); they belong to the file, so they are put back after.
    */
-  private decompressResident(resident: Buffer, handle: BlockHandle, verify: boolean, take?: (length: number) => Uint8Array, lookup = false): Uint8Array {
+  private decompressResident(resident: Buffer, handle: BlockHandle, take: ((length: number) => Uint8Array) | undefined, lookup: boolean): Uint8Array {
     const start = handle.offset;
-    const type = verify ? verifyBlockTrailer(resident, start, handle.size, this.path, start) : resident[start + handle.size]!;
+    const type = resident[start + handle.size]!;
     const saved = this.savedBytes;
     const from = start - SCRATCH_SPARE;
     for (let i = 0; i < SAVED_BYTES; i++) saved[i] = resident[from + i]!;
@@ -525,58 +552,26 @@ export class Table implements ResidentHolder {
   }
 
   /**
-   * Reads the whole file into memory if the budget admits it. A read that fails leaves the table
-   * reading block by block, as before: a damaged part of the file fails the reads that need it.
+   * Takes an image of the file if the budget admits one: its bytes are not read now (nor touched:
+   * `allocUnsafeSlow` leaves them as the allocator gives them), each data block is read into it
+   * when first needed (readResident).
    */
-  private loadResident(): void {
+  private takeImage(): void {
     const budget = this.residentFiles;
     if (budget === undefined || this.closed || !budget.admit(this, this.fileSize)) return;
-    const bytes = Buffer.allocUnsafeSlow(this.fileSize);
-    try {
-      this.readInto(bytes, 0, 0, this.fileSize);
-    } catch {
-      budget.release(this);
-      return;
-    }
-    this.resident = bytes;
+    this.resident = Buffer.allocUnsafeSlow(this.fileSize);
     this.blockReads = 0;
-    if (this.verifyChecksums) this.checkResidentBlocks(bytes);
-  }
-
-  /**
-   * Verifies the checksum of every data block the index names, in the resident bytes, once:
-   * those that fail go to `residentBad` (their reads fail as from the file). An index entry that
-   * does not decode leaves `residentBad` null: every read is checked then. (A handle past the table
-   * data needs no mark: readBlockContents rejects it before it looks here.)
-   */
-  private checkResidentBlocks(bytes: Buffer): void {
-    const index = this.indexBlock.newIterator(this.comparator);
-    const handle = new BlockHandle();
-    const bad = new Set<number>();
-    try {
-      for (index.seekToFirst(); index.valid(); index.next()) {
-        handle.decodeFrom(index.data, index.valueStart, index.valueEnd, this.path, this.indexBlock.offset);
-        try {
-          verifyBlockTrailer(bytes, handle.offset, handle.size, this.path, handle.offset);
-        } catch {
-          bad.add(handle.offset);
-        }
-      }
-    } catch {
-      return; // the index does not decode: reads check every block
-    }
-    this.residentBad = bad;
   }
 
   /** @internal The budget let go of this file: its blocks are read from the file again. */
   evictResident(): void {
     this.resident = undefined;
-    this.residentBad = null;
+    this.present = new Set();
     this.blockReads = 0;
     this.residentAfter = Math.min(this.residentAfter * 8, 1 << 24);
   }
 
-  /** True while the whole file is held in memory (see TableOptions.residentFiles). */
+  /** True while the table holds an image of its file (see TableOptions.residentFiles). */
   get isResident(): boolean {
     return this.resident !== undefined;
   }

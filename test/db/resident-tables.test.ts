@@ -1,6 +1,6 @@
 /**
- * tableFileCacheSize through the database: reads that keep coming back to a table make it
- * resident (sievekv.stats counts the block reads answered from memory and the bytes held, never
+ * tableFileCacheSize through the database: reads that keep coming back to a table give it an
+ * image in memory, which each block enters when first read (sievekv.stats counts the block reads answered from memory and the bytes held, never
  * more than the option), the answers are those of a database that reads every block from its
  * files, and a bad size is INVALID_ARGUMENT.
  */
@@ -37,7 +37,9 @@ describe('tableFileCacheSize', () => {
     await db.close();
 
     const next = rng(testSeed());
-    const probes = Array.from({ length: 3000 }, () => Math.floor(next() * (N + N / 10)));
+    // Each key read twice: a block comes into a file's image the first time it is read.
+    const once = Array.from({ length: 1500 }, () => Math.floor(next() * (N + N / 10)));
+    const probes = [...once, ...once];
     const budget = 256 * 1024;
     const answers = async (tableFileCacheSize: number): Promise<{ got: (string | undefined)[]; stats: Stats }> => {
       const reader = await DB.open(dir, { ...small, tableFileCacheSize });
@@ -53,7 +55,7 @@ describe('tableFileCacheSize', () => {
     expect(fromFiles.stats.blocksReadFromMemory).toBe(0);
     expect(fromFiles.stats.tableFileCacheBytes).toBe(0);
     expect(fromMemory.stats.blocksRead).toBe(fromFiles.stats.blocksRead);
-    expect(fromMemory.stats.blocksReadFromMemory).toBeGreaterThan(fromMemory.stats.blocksRead / 2);
+    expect(fromMemory.stats.blocksReadFromMemory).toBeGreaterThan(fromMemory.stats.blocksRead / 4);
     expect(fromMemory.stats.tableFileCacheFiles).toBeGreaterThan(0);
     expect(fromMemory.stats.tableFileCacheBytes).toBeGreaterThan(0);
     expect(fromMemory.stats.tableFileCacheBytes).toBeLessThanOrEqual(budget);

@@ -1,6 +1,7 @@
 /**
- * Whole table files kept in memory (resident-files.ts, Table's residentFiles): a table read from
- * often becomes resident, then answers exactly as it did from the file, leaves the file's bytes
+ * Table file images kept in memory (resident-files.ts, Table's residentFiles): a table read from
+ * often takes an image that its blocks enter as they are first read, then answers exactly as it
+ * did from the file, leaves the file's bytes
  * as they were (blocks are decoded in place and the bytes the LZ4 decoder borrows are put back),
  * and the budget holds at most its bytes, least recently used first out.
  */
@@ -14,6 +15,7 @@ import { BlockHandle } from '../../src/sstable/footer.js';
 import { ResidentFiles, type ResidentHolder } from '../../src/sstable/resident-files.js';
 import { GetStatus, RESIDENT_AFTER_READS, Table, TableGetResult } from '../../src/sstable/table.js';
 import { buildTable, type Entry, hex, makeEntry, newMemFs, sortEntries } from './table-support.js';
+import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import type { MemFileSystem } from '../../src/fs/mem-fs.js';
 
 const bloom = new BloomFilterPolicy(10);
@@ -127,6 +129,40 @@ describe('a resident table', () => {
     table.close();
   });
 
+  it('reads each block into the image when first needed and from memory after; a failed read leaves the block out', () => {
+    const mem = newMemFs();
+    const es = entries(400, 6).filter((e) => e.type === ValueType.VALUE);
+    build(mem, '/db/t.ldb', es, CompressionType.LZ4);
+    const fs = new FaultyFileSystem(mem);
+    const table = Table.open(fs, '/db/t.ldb', { residentFiles: new ResidentFiles(1 << 20) });
+    for (let n = 1; n <= RESIDENT_AFTER_READS; n++) lookup(table, es[(n * 97) % es.length]!.userKey);
+    expect(table.isResident).toBe(true);
+    const fileReads = (): number => fs.calls.read;
+    const e = es[7]!;
+    const want = `found ${hex(e.value)}`;
+    // Its first read goes to the file, into the image; the next ones do not call the file system.
+    let reads = fileReads();
+    expect(lookup(table, e.userKey)).toBe(want);
+    expect(fileReads()).toBe(reads + 1);
+    expect(table.stats.blocksReadFromMemory).toBe(0);
+    reads = fileReads();
+    for (let i = 0; i < 3; i++) expect(lookup(table, e.userKey)).toBe(want);
+    expect(fileReads()).toBe(reads);
+    expect(table.stats.blocksReadFromMemory).toBe(3);
+    // A block whose read fails is not held: the error reaches the caller, the next read goes to the file.
+    const other = es[es.length - 3]!;
+    const heal = fs.inject({ ops: ['read'] });
+    expect(() => lookup(table, other.userKey)).toThrow(expect.objectContaining({ code: 'IO_ERROR' }));
+    heal();
+    reads = fileReads();
+    expect(lookup(table, other.userKey)).toBe(`found ${hex(other.value)}`);
+    expect(fileReads()).toBe(reads + 1);
+    expect(lookup(table, other.userKey)).toBe(`found ${hex(other.value)}`);
+    expect(fileReads()).toBe(reads + 1);
+    expect(table.stats.blocksReadFromMemory).toBe(4);
+    table.close();
+  });
+
   it('files that do not fit together: the least recently used goes back to its file and still reads right', () => {
     const fs = newMemFs();
     const a = entries(400, 1);
@@ -157,7 +193,7 @@ describe('a resident table', () => {
     tb.close();
   });
 
-  it('checks every data block once when it reads the file whole: a damaged one fails its reads, the others answer', () => {
+  it('checks each data block as it enters the image: a damaged one fails every read of it, the others answer', () => {
     const fs = newMemFs();
     const es = entries(600, 4);
     // Uncompressed: a flipped value byte decodes, so only the checksum can tell.
