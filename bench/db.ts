@@ -95,7 +95,7 @@ async function runChild(task: ChildTask, startRssBytes: number): Promise<ChildRe
   const w = WORKLOADS[index]!;
   const keys = keyNumbers(w, task.sizes, KEY_SEED + index);
   const values = makeValues(VALUE_SEED);
-  const store = await engine.open(task.dir, column.style, w.synced);
+  const store = await engine.open(task.dir, column, w.synced);
   let outcome: Outcome | undefined;
   let stalls: StallFigures | undefined;
   try {
@@ -118,7 +118,7 @@ async function runChild(task: ChildTask, startRssBytes: number): Promise<ChildRe
   if (task.reopen) {
     try {
       const opening = performance.now();
-      const again = await engine.open(task.dir, column.style, false);
+      const again = await engine.open(task.dir, column, false);
       reopen = { reopenMs: performance.now() - opening };
       await again.close();
     } catch (err) {
@@ -196,6 +196,7 @@ function parseArgs(argv: readonly string[]): Options {
 function runs(column: Column, w: Workload): boolean {
   if (column.coverage === 'all') return true;
   if (column.coverage === 'writes') return w.kind === 'write';
+  if (column.coverage === 'reads') return w.kind === 'read';
   return w.name === 'readrandom' || w.name === 'readmissing';
 }
 

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ClassicLevel } from 'classic-level';
-import { levelShape, type AsyncStore, type Engine, type ScanCount, type Style, type SyncStore } from './store.js';
+import { levelShape, type AsyncStore, type Column, type Engine, type ScanCount, type SyncStore } from './store.js';
 
 type Db = ClassicLevel<Buffer, Buffer>;
 type PutOp = { type: 'put'; key: Buffer; value: Buffer };
@@ -80,7 +80,7 @@ export const leveldbEngine: Engine = {
   memory:
     'memtable 4 MiB (arena) and, while it is written to level 0, the previous one; LRU block cache 8 MiB; up to 990 open ' +
     'tables, each with its index and filter blocks; one background compaction thread',
-  async open(dir: string, style: Style, synced: boolean) {
+  async open(dir: string, { style }: Column, synced: boolean) {
     const { ClassicLevel } = await import('classic-level');
     const db: Db = new ClassicLevel<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     await db.open();

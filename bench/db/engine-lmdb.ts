@@ -9,7 +9,7 @@
  * every commit is flushed to the disk before it resolves or returns.
  */
 import { loadPeer, peerVersion } from './peers.js';
-import type { AsyncStore, Engine, ScanCount, Style, SyncStore } from './store.js';
+import type { AsyncStore, Column, Engine, ScanCount, SyncStore } from './store.js';
 
 interface RangeEntry {
   key: Buffer;
@@ -98,7 +98,7 @@ export const lmdbEngine: Engine = {
   memory:
     'no cache of its own: the data file is memory-mapped, so every page of it the process touched while resident counts in ' +
     'its RSS (file-backed pages, which the kernel can drop); write transactions\' dirty pages',
-  async open(dir: string, style: Style, synced: boolean) {
+  async open(dir: string, { style }: Column, synced: boolean) {
     const lmdb = loadPeer<LmdbModule>(PACKAGE);
     if (lmdb === null) throw new Error(`${PACKAGE} is not installed in bench/peers`);
     const db = lmdb.open({

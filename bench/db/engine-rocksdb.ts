@@ -5,7 +5,7 @@
  * error from the binding (that is the package's contract), turned into undefined here.
  */
 import { loadPeer, peerFile, peerVersion } from './peers.js';
-import { levelShape, type AsyncStore, type Engine, type ScanCount, type Style } from './store.js';
+import { levelShape, type AsyncStore, type Column, type Engine, type ScanCount } from './store.js';
 
 type Callback<T = void> = (err: Error | null | undefined, result?: T) => void;
 
@@ -94,7 +94,7 @@ export const rocksdbEngine: Engine = {
   memory:
     'memtables of 4 MiB (up to 2, RocksDB\'s max_write_buffer_number); LRU block cache 8 MiB; up to 1000 open tables, each ' +
     'with its index and filter blocks (outside the block cache: RocksDB\'s default); a thread pool for flushes and compactions',
-  async open(dir: string, style: Style, synced: boolean) {
+  async open(dir: string, { style }: Column, synced: boolean) {
     if (style !== 'async') throw new Error('rocksdb has no synchronous API');
     const factory = loadPeer<RocksFactory>(PACKAGE);
     if (factory === null) throw new Error(`${PACKAGE} is not installed in bench/peers`);

@@ -10,7 +10,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadPeer, peerVersion } from './peers.js';
-import type { Engine, ScanCount, Style, SyncStore } from './store.js';
+import type { Column, Engine, ScanCount, SyncStore } from './store.js';
 
 interface Statement {
   run(...params: unknown[]): unknown;
@@ -80,7 +80,7 @@ export const sqliteEngine: Engine = {
     'table kv(key BLOB PRIMARY KEY, value BLOB) WITHOUT ROWID; journal_mode WAL, synchronous NORMAL ' +
     '(fillsync: FULL), cache_size 8 MiB (as the LSMs\' block caches), page size 4 KiB (default), automatic checkpoints',
   memory: 'page cache 8 MiB (cache_size); the WAL index (a shared-memory map of -shm); prepared statements',
-  async open(dir: string, style: Style, synced: boolean) {
+  async open(dir: string, { style }: Column, synced: boolean) {
     if (style !== 'sync') throw new Error('better-sqlite3 has only a synchronous API');
     const Database = loadPeer<SqliteConstructor>(PACKAGE);
     if (Database === null) throw new Error(`${PACKAGE} is not installed in bench/peers`);

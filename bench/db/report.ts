@@ -269,7 +269,8 @@ function perColumn(r: BenchResults, out: Lines): void {
 
 /** Issue 10's targets, each measured figure beside its target, ✓ or ✗. */
 function targets(r: BenchResults, out: Lines): void {
-  const sievekvColumns = r.columns.filter((c) => c.engine === SIEVEKV);
+  // The columns with default options that write their own databases (not a reads-only variant).
+  const sievekvColumns = r.columns.filter((c) => c.engine === SIEVEKV && c.readsFrom === undefined);
   const ldb = writingColumn(r, LEVELDB);
   const rocks = writingColumn(r, ROCKSDB);
   if (sievekvColumns.length === 0) return;

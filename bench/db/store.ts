@@ -74,8 +74,8 @@ export function levelShape(filesAt: (level: number) => number): string {
 }
 export type Style = Store['style'];
 
-/** Which workloads a column runs: everything, only the writes, or only point reads. */
-export type Coverage = 'all' | 'writes' | 'point-reads';
+/** Which workloads a column runs: everything, only the writes, only the reads, or only point reads. */
+export type Coverage = 'all' | 'writes' | 'reads' | 'point-reads';
 
 /**
  * One column of the report: an engine in one calling style. A column with `readsFrom` fills no
@@ -104,6 +104,9 @@ export interface Engine {
   readonly options: string;
   /** What the engine holds in the process's memory (for reading its peak RSS), for the header. */
   readonly memory: string;
-  /** Opens (creating if missing) the database in `dir`; `synced`: every write is made durable. */
-  open(dir: string, style: Style, synced: boolean): Promise<Store>;
+  /**
+   * Opens (creating if missing) the database in `dir` for `column` (one of `columns`, which may
+   * name options of its own); `synced`: every write is made durable.
+   */
+  open(dir: string, column: Column, synced: boolean): Promise<Store>;
 }
