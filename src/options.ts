@@ -76,10 +76,13 @@ export interface Options {
   blockCacheSize?: number;
   /**
    * Bytes of table file images kept in memory once reads keep coming back to a file (4 data
-   * blocks read from it): each data block is read into the file's image the first time it is
-   * needed, its checksum verified then, and decoded from memory after that instead of asking the
-   * OS again — as LevelDB's mmap-ed tables are paged in. An image counts at its file's size; least
-   * recently used files go first; 0 turns it off.
+   * blocks read from it): each data block joins the file's image once read from the file and
+   * verified, and is decoded from memory after that instead of asking the OS again — as LevelDB's
+   * mmap-ed tables are paged in. An image counts at its file's size; least recently used files go
+   * first; 0 turns it off. Off by default because the process then holds what it read, up to this
+   * size: in bench/db with 128 MiB, random `getSync`s took 21-32% less time and seeks 11% less,
+   * for peak RSS +12-18 MB in the point-read processes and +86 MB in the seek one (BENCHMARKS.md,
+   * session 16).
    * @defaultValue 0
    */
   tableFileCacheSize?: number;

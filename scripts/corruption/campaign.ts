@@ -208,14 +208,16 @@ function candidates(image: DatabaseImage, plan: DamagePlan, paranoid: boolean): 
 
 /**
  * Opens, reads everything, closes. Returns the observation, or the error the open threw. With
- * paranoidChecks off the database also keeps table files it reads often in memory
- * (`tableFileCacheSize`), so damage meets the reads of file images too, whose blocks are
- * checked once, when each is read into the image.
+ * paranoidChecks off the database also keeps images of the table files it reads often
+ * (`tableFileCacheSize`) and no block cache, so damage meets the reads of file images too, whose
+ * blocks are checked once, when each joins the image.
  */
 async function openAndObserve(image: DatabaseImage, fs: MemFileSystem, paranoid: boolean): Promise<{ obs?: Observation; openError?: unknown }> {
   let db: DB;
   try {
-    db = await DB.open(image.dir, { ...image.options, fs, paranoidChecks: paranoid, tableFileCacheSize: paranoid ? 0 : 1 << 24 });
+    // Without paranoid checks, no block cache either: the reads after the first of a block come from the file's image.
+    const reads = paranoid ? { tableFileCacheSize: 0 } : { tableFileCacheSize: 1 << 24, blockCacheSize: 0 };
+    db = await DB.open(image.dir, { ...image.options, fs, paranoidChecks: paranoid, ...reads });
   } catch (err) {
     return { openError: err };
   }

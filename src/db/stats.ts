@@ -54,7 +54,7 @@ export class DBStats {
     this.regionGets = new Array<number>(regions).fill(0);
   }
 
-  /** The database's whole files held in memory (options.tableFileCacheSize), for the report. */
+  /** The database's table file images in memory (options.tableFileCacheSize), for the report. */
   residentFiles: ResidentFiles | undefined = undefined;
 
   /** The table counters summed over regions. */

@@ -2,10 +2,12 @@
  * ResidentFiles: images of table files kept in memory once reads keep coming back to them — what
  * LevelDB gets from mmap-ing its tables (up to 1,000 files on 64-bit), where a block read is a
  * memory access once the OS has paged the block in. Node cannot map a file, and a `pread` of one
- * 4 KiB block costs 2-3.5 microseconds once the rest of a lookup has cooled the kernel's caches:
- * a table read from often takes an image as large as its file, and each data block is read into
- * it the first time it is needed, its checksum verified then (Table.readResident); later reads
- * decode it from memory. Only the blocks read take memory, as only the pages touched of a mapping do.
+ * block cost ~3.4 µs of a 9 µs random `getSync` in a profile (BENCHMARKS.md, session 16): a table
+ * read from often takes an image as large as its file, and each data block joins it once read
+ * from the file and verified (Table.readBlockContents); later reads decode it from memory. The
+ * pages no block was written to mostly take no memory (a fresh allocation of this size is mapped
+ * lazily), but the allocator may hand out reused memory, and V8 counts the whole image as external
+ * memory: the budget counts whole images.
  *
  * Bounded in bytes (the database's `tableFileCacheSize`), each image counted at its file's size:
  * to admit a file, the files least recently used are let go first; a file larger than the whole
@@ -65,7 +67,7 @@ export class ResidentFiles {
     this.#holders.set(holder, size);
   }
 
-  /** Forgets `holder` (it closed, or its load failed); no callback. */
+  /** Forgets `holder` (it closed); no callback. */
   release(holder: ResidentHolder): void {
     const size = this.#holders.get(holder);
     if (size === undefined) return;

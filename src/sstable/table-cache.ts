@@ -41,7 +41,7 @@ export interface TableCacheOptions {
   /** Aggregate read counters of every table opened. */
   stats?: TableStats;
   comparator?: InternalKeyComparator;
-  /** Whole files kept in memory once read often (table.ts, resident-files.ts); none → block reads go to the files. */
+  /** Images of table files kept in memory once read often (table.ts, resident-files.ts); none → block reads go to the files. */
   residentFiles?: ResidentFiles;
 }
 

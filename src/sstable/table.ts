@@ -8,7 +8,7 @@
  * Untrusted bytes: every block handle is checked against the file size (a block and its trailer
  * must end before the footer) before anything is allocated for it; every block read verifies its
  * checksum (data blocks unless `verifyChecksums: false`) before it is decompressed or parsed, a
- * resident file's data blocks once, when each is read into the file's image (as a block cache hit
+ * file image's data blocks once, when each joins the image (as a block cache hit
  * is not verified again: the bytes in memory are those that were verified); the
  * block, handle, varint and compression decoders bound every length. Any failure is a SieveError
  * CORRUPTION naming the file and offset — never a crash, a hang, a wrong value, or an allocation
@@ -104,16 +104,19 @@ export interface TableOptions {
   /** @defaultValue the bytewise internal-key comparator */
   comparator?: InternalKeyComparator;
   /**
-   * The budget of table files kept in memory: once RESIDENT_AFTER_READS data blocks were read
-   * from this file, the table takes an image of the file's size, if the budget admits it, and
-   * reads each data block into it the first time it is needed, from memory after that (the way
-   * LevelDB's mmap-ed tables are paged in). None → every block read goes to the file.
+   * The budget of table file images kept in memory: once RESIDENT_AFTER_READS data blocks were
+   * read from this file, the table takes an image of the file's size, if the budget admits it;
+   * each data block joins it once read from the file and verified, and is decoded from memory
+   * after that (the way LevelDB's mmap-ed tables are paged in). None → every block read goes to the file.
    */
   residentFiles?: ResidentFiles;
 }
 
 /** Bytes before a block and of its header that an LZ4 decode in place may overwrite: the spare plus a varint32's 5. */
 const SAVED_BYTES = SCRATCH_SPARE + 5;
+
+/** Bytes before the file's first byte in a table's image: the room a decode in place needs before a block. */
+const IMAGE_SPARE = SCRATCH_SPARE;
 
 /** Data blocks read from a file before the table asks to keep an image of it in memory. */
 export const RESIDENT_AFTER_READS = 4;
@@ -159,25 +162,28 @@ export class Table implements ResidentHolder {
   private closed = false;
   private readonly residentFiles: ResidentFiles | undefined;
   /**
-   * The file's image, once admitted to `residentFiles`: as large as the file, holding the data
-   * blocks in `present` where they lie in the file (the rest is unwritten and never read; the OS
-   * gives the image's pages memory as blocks land in them).
+   * The file's image, once admitted to `residentFiles`: the file's byte at offset o is at
+   * o + IMAGE_SPARE (room before the first block for the LZ4 decoder's prefix, decodeInImage).
+   * Only the data blocks in `present` were written; bytes elsewhere are whatever the allocator
+   * gave, and only the spare bytes before a block are ever read (and put back) outside it.
+   * Relies on table files never changing once written: a block copied in is the file's bytes.
    */
-  private resident: Buffer | undefined = undefined;
+  private image: Buffer | undefined = undefined;
   /**
-   * The offsets of the data blocks the image holds, each verified (unless `verifyChecksums` is
-   * off) when it was read in: reads of them from memory skip the check, as a block cache's hits
-   * do. A block whose read or check failed is not in it and goes to the file again.
+   * The data blocks the image holds, offset → size, each verified (unless `verifyChecksums` is
+   * off) before it was copied in: reads of them from memory skip the check, as a block cache's
+   * hits do. A block whose read or check failed is not in it and goes to the file again; a handle
+   * at a known offset with another size (a damaged or crafted index) is read from the file.
    */
-  private present = new Set<number>();
-  /** Data blocks read from the file (until the image is taken), and from memory (since). */
+  private present = new Map<number, number>();
+  /** Data blocks read from the file until the image is taken; since, reads from the image (for the budget's LRU touch). */
   private blockReads = 0;
   /**
    * Reads from the file before the next image: RESIDENT_AFTER_READS, 8 times more after each
    * eviction, so files that do not fit together do not take turns being held.
    */
   private residentAfter = RESIDENT_AFTER_READS;
-  /** The resident bytes a decode in place overwrites (decompressResident), kept to put back. */
+  /** The image's bytes a decode in place overwrites (decodeInImage), kept to put back. */
   private readonly savedBytes = new Uint8Array(SAVED_BYTES);
 
   private constructor(path: string, file: RandomAccessFile, fileSize: number, options: TableOptions) {
@@ -371,8 +377,8 @@ export class Table implements ResidentHolder {
     this.closed = true;
     if (this.ownsCacheId) this.blockCache?.eraseTable(this.cacheId);
     this.residentFiles?.release(this);
-    this.resident = undefined;
-    this.present = new Set();
+    this.image = undefined;
+    this.present = new Map();
     this.file.close();
   }
 
@@ -459,23 +465,36 @@ export class Table implements ResidentHolder {
     // read if every one were timed).
     const timed = what === 'data' && (++timeSampleCounter & (TIME_SAMPLE - 1)) === 0;
     const started = timed ? performance.now() : 0;
-    const resident = this.resident;
-    // A block at the file's start has no room before it for the LZ4 decoder's prefix: it is
-    // read as from a file without an image.
-    if (resident !== undefined && handle.offset >= SCRATCH_SPARE && (ahead === undefined || this.present.has(handle.offset))) {
-      return this.readResident(resident, handle, verify, take, lookup, timed, started);
+    const offset = handle.offset;
+    const length = handle.size + BLOCK_TRAILER_SIZE;
+    let image = this.image;
+    if (image !== undefined && this.present.get(offset) === handle.size) {
+      ahead?.follow(offset, length); // a scan's sequence goes on
+      const contents = this.decodeInImage(image, handle, take, lookup);
+      if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
+      this.stats.blocksReadFromMemory++;
+      this.sink.blocksReadFromMemory++;
+      if (timed) this.addBlockTimes(0, performance.now() - started);
+      return contents;
     }
     // Read into the table's scratch buffer, 4 bytes in: no buffer per read, and room for the
     // LZ4 decoder's length prefix in place (decompressBlockInScratch). The result never aliases it.
-    const length = handle.size + BLOCK_TRAILER_SIZE;
     if (this.scratch.length < SCRATCH_SPARE + length) this.scratch = Buffer.allocUnsafe(Math.max(SCRATCH_SPARE + length, this.scratch.length * 2));
     const buf = this.scratch;
-    if (ahead === undefined) this.readInto(buf, SCRATCH_SPARE, handle.offset, length);
-    else this.readAhead(ahead, buf, handle.offset, length);
-    if (what === 'data' && resident === undefined && ++this.blockReads === this.residentAfter) this.takeImage();
+    if (ahead === undefined) this.readInto(buf, SCRATCH_SPARE, offset, length);
+    else this.readAhead(ahead, buf, offset, length);
     const read = timed ? performance.now() : 0;
-    const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, handle.offset) : buf[SCRATCH_SPARE + handle.size]!;
-    const contents = this.decode(type, buf, SCRATCH_SPARE, handle.size, handle.offset, take, lookup);
+    const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, offset) : buf[SCRATCH_SPARE + handle.size]!;
+    if (what === 'data') {
+      if (image === undefined && ++this.blockReads === this.residentAfter) image = this.takeImage();
+      // A data block that read (and verified) whole joins the image, before the decoder may
+      // write over the scratch; a read or check that failed threw above and left the image as it was.
+      if (image !== undefined) {
+        buf.copy(image, IMAGE_SPARE + offset, SCRATCH_SPARE, SCRATCH_SPARE + length);
+        this.present.set(offset, handle.size);
+      }
+    }
+    const contents = this.decode(type, buf, SCRATCH_SPARE, handle.size, offset, take, lookup);
     if (timed) this.addBlockTimes(read - started, performance.now() - read);
     return contents;
   }
@@ -502,78 +521,47 @@ export class Table implements ResidentHolder {
   }
 
   /**
-   * The data block at `handle` through the file's image: from memory if the image holds it, else
-   * read from the file into its place in the image, verified (if `verify`) and then held. A read
-   * or check that fails throws and leaves the block out of the image: the next read tries the
-   * file again, as without an image.
+   * The block at `handle`, which the image holds, decoded where it lies: no copy, no check (it
+   * was checked when it came in). The decoder may overwrite the SCRATCH_SPARE bytes before the
+   * block and its header (LZ4's length prefix goes there, decompressBlockInScratch): they are
+   * another block's or unwritten, so they are put back after.
    */
-  private readResident(
-    resident: Buffer,
-    handle: BlockHandle,
-    verify: boolean,
-    take: ((length: number) => Uint8Array) | undefined,
-    lookup: boolean,
-    timed: boolean,
-    started: number,
-  ): Uint8Array {
-    if ((++this.blockReads & 63) === 0) this.residentFiles!.touch(this);
-    const offset = handle.offset;
-    let read = started;
-    if (this.present.has(offset)) {
-      this.stats.blocksReadFromMemory++;
-      this.sink.blocksReadFromMemory++;
-    } else {
-      this.readInto(resident, offset, offset, handle.size + BLOCK_TRAILER_SIZE);
-      if (verify) verifyBlockTrailer(resident, offset, handle.size, this.path, offset);
-      this.present.add(offset);
-      if (timed) read = performance.now();
-    }
-    const contents = this.decompressResident(resident, handle, take, lookup);
-    if (timed) this.addBlockTimes(read - started, performance.now() - read);
-    return contents;
-  }
-
-  /**
-   * The verified block at `handle` of the image, decoded where it lies: no copy. The decoder may
-   * overwrite the SCRATCH_SPARE bytes before the block and its header (LZ4's length prefix goes
-   * there, decompressBlockInScratch); they belong to the file, so they are put back after.
-   */
-  private decompressResident(resident: Buffer, handle: BlockHandle, take: ((length: number) => Uint8Array) | undefined, lookup: boolean): Uint8Array {
-    const start = handle.offset;
-    const type = resident[start + handle.size]!;
+  private decodeInImage(image: Buffer, handle: BlockHandle, take: ((length: number) => Uint8Array) | undefined, lookup: boolean): Uint8Array {
+    const start = IMAGE_SPARE + handle.offset;
+    const type = image[start + handle.size]!;
     const saved = this.savedBytes;
     const from = start - SCRATCH_SPARE;
-    for (let i = 0; i < SAVED_BYTES; i++) saved[i] = resident[from + i]!;
+    for (let i = 0; i < SAVED_BYTES; i++) saved[i] = image[from + i]!;
     try {
-      return this.decode(type, resident, start, handle.size, start, take, lookup);
+      return this.decode(type, image, start, handle.size, handle.offset, take, lookup);
     } finally {
-      for (let i = 0; i < SAVED_BYTES; i++) resident[from + i] = saved[i]!;
+      for (let i = 0; i < SAVED_BYTES; i++) image[from + i] = saved[i]!;
     }
   }
 
   /**
-   * Takes an image of the file if the budget admits one: its bytes are not read now (nor touched:
-   * `allocUnsafeSlow` leaves them as the allocator gives them), each data block is read into it
-   * when first needed (readResident).
+   * Takes an image of the file if the budget admits one, and returns it: its bytes are not read
+   * now (nor touched: `allocUnsafeSlow` leaves them as the allocator gives them); each data block
+   * joins it when it is first read and verified (readBlockContents).
    */
-  private takeImage(): void {
+  private takeImage(): Buffer | undefined {
     const budget = this.residentFiles;
-    if (budget === undefined || this.closed || !budget.admit(this, this.fileSize)) return;
-    this.resident = Buffer.allocUnsafeSlow(this.fileSize);
+    if (budget === undefined || this.closed || !budget.admit(this, this.fileSize)) return undefined;
     this.blockReads = 0;
+    return (this.image = Buffer.allocUnsafeSlow(IMAGE_SPARE + this.fileSize));
   }
 
   /** @internal The budget let go of this file: its blocks are read from the file again. */
   evictResident(): void {
-    this.resident = undefined;
-    this.present = new Set();
+    this.image = undefined;
+    this.present = new Map();
     this.blockReads = 0;
     this.residentAfter = Math.min(this.residentAfter * 8, 1 << 24);
   }
 
   /** True while the table holds an image of its file (see TableOptions.residentFiles). */
   get isResident(): boolean {
-    return this.resident !== undefined;
+    return this.image !== undefined;
   }
 
   /**

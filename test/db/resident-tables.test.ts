@@ -1,8 +1,8 @@
 /**
  * tableFileCacheSize through the database: reads that keep coming back to a table give it an
- * image in memory, which each block enters when first read (sievekv.stats counts the block reads answered from memory and the bytes held, never
- * more than the option), the answers are those of a database that reads every block from its
- * files, and a bad size is INVALID_ARGUMENT.
+ * image in memory, which each block joins when first read (sievekv.stats counts the block reads
+ * answered from memory and the bytes held, never more than the option), the answers are those of
+ * a database that reads every block from its files, and a bad size is INVALID_ARGUMENT.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,22 +1,24 @@
 /**
  * Table file images kept in memory (resident-files.ts, Table's residentFiles): a table read from
- * often takes an image that its blocks enter as they are first read, then answers exactly as it
- * did from the file, leaves the file's bytes
- * as they were (blocks are decoded in place and the bytes the LZ4 decoder borrows are put back),
- * and the budget holds at most its bytes, least recently used first out.
+ * often takes an image, which each data block enters once it was read and verified; the table
+ * then answers exactly as it did from the file, leaves the file's bytes as they were (blocks are
+ * decoded in place and the bytes the LZ4 decoder borrows are put back), never decodes bytes it
+ * did not check, and the budget holds at most its bytes, least recently used first out.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BloomFilterPolicy } from '../../src/filter/bloom.js';
 import { KeyProbes } from '../../src/filter/key-probes.js';
 import { MAX_SEQUENCE, encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
+import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
+import type { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { BlockBuilder } from '../../src/sstable/block-builder.js';
+import { BLOCK_TRAILER_SIZE, writeBlockTrailer } from '../../src/sstable/block-trailer.js';
 import { CompressionType } from '../../src/sstable/compression.js';
-import { BlockHandle } from '../../src/sstable/footer.js';
+import { BlockHandle, Footer, LEVELDB_FOOTER_SIZE } from '../../src/sstable/footer.js';
 import { ResidentFiles, type ResidentHolder } from '../../src/sstable/resident-files.js';
 import { GetStatus, RESIDENT_AFTER_READS, Table, TableGetResult } from '../../src/sstable/table.js';
 import { buildTable, type Entry, hex, makeEntry, newMemFs, sortEntries } from './table-support.js';
-import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
-import type { MemFileSystem } from '../../src/fs/mem-fs.js';
 
 const bloom = new BloomFilterPolicy(10);
 
@@ -160,7 +162,90 @@ describe('a resident table', () => {
     expect(lookup(table, other.userKey)).toBe(`found ${hex(other.value)}`);
     expect(fileReads()).toBe(reads + 1);
     expect(table.stats.blocksReadFromMemory).toBe(4);
+    // The block at the file's start too.
+    const first = es[0]!;
+    expect(lookup(table, first.userKey)).toBe(`found ${hex(first.value)}`);
+    reads = fileReads();
+    expect(lookup(table, first.userKey)).toBe(`found ${hex(first.value)}`);
+    expect(fileReads()).toBe(reads);
+    expect(table.stats.blocksReadFromMemory).toBe(5);
+    // A scan reads the blocks the image lacks from the file and adds them; the next scan reads none.
+    const scan = (): number => {
+      const it = table.newIterator();
+      let i = 0;
+      for (it.seekToFirst(); it.valid(); it.next(), i++) expect(hex(it.value())).toBe(hex(es[i]!.value));
+      it.close();
+      return i;
+    };
+    expect(scan()).toBe(es.length);
+    expect(fileReads()).toBeGreaterThan(reads);
+    reads = fileReads();
+    const blocks = table.stats.blocksRead;
+    const memory = table.stats.blocksReadFromMemory;
+    expect(scan()).toBe(es.length);
+    expect(fileReads()).toBe(reads);
+    expect(table.stats.blocksReadFromMemory - memory).toBe(table.stats.blocksRead - blocks);
     table.close();
+  });
+
+  it('a handle at an offset the image holds, with another size (a crafted index), is read from the file: CORRUPTION, never unchecked bytes', () => {
+    const mem = newMemFs();
+    const es = entries(300, 8).filter((e) => e.type === ValueType.VALUE);
+    build(mem, '/db/t.ldb', es, CompressionType.NONE);
+    const bytes = mem.readFile('/db/t.ldb');
+    const probe = Table.open(mem, '/db/t.ldb');
+    const separators: Uint8Array[] = [];
+    const handles: BlockHandle[] = [];
+    const index = probe.indexBlock.newIterator(probe.comparator);
+    for (index.seekToFirst(); index.valid(); index.next()) {
+      separators.push(index.key().slice());
+      handles.push(BlockHandle.decode(index.data, index.valueStart, index.valueEnd));
+    }
+    probe.close();
+    expect(handles.length).toBeGreaterThan(3);
+    // Block 1's entry now names block 0's offset with the size of blocks 0 and 1 together: its
+    // checksum is block 1's, so from the file it fails; the image holds block 0 at that offset.
+    const crafted = new BlockBuilder(1);
+    separators.forEach((sep, i) => crafted.add(sep, (i === 1 ? new BlockHandle(handles[0]!.offset, handles[1]!.offset + handles[1]!.size - handles[0]!.offset) : handles[i]!).encode()));
+    const contents = crafted.finish();
+    const footer = Footer.decode(bytes.subarray(bytes.length - LEVELDB_FOOTER_SIZE));
+    const indexHandle = new BlockHandle(bytes.length, contents.length);
+    const out = new Uint8Array(bytes.length + contents.length + BLOCK_TRAILER_SIZE + LEVELDB_FOOTER_SIZE);
+    out.set(bytes);
+    out.set(contents, bytes.length);
+    writeBlockTrailer(out, bytes.length + contents.length, contents, 0, contents.length, CompressionType.NONE);
+    out.set(new Footer(footer.metaindexHandle, indexHandle).encode(), bytes.length + contents.length + BLOCK_TRAILER_SIZE);
+    const file = mem.createWritable('/db/crafted.ldb');
+    file.append(out);
+    file.close();
+
+    const fs = new FaultyFileSystem(mem);
+    const table = Table.open(fs, '/db/crafted.ldb', { residentFiles: new ResidentFiles(1 << 20) });
+    const inBlock = (b: number): Entry[] => es.filter((e) => table.comparator.compare(e.key, 0, e.key.length, separators[b]!, 0, separators[b]!.length) <= 0 && (b === 0 || table.comparator.compare(e.key, 0, e.key.length, separators[b - 1]!, 0, separators[b - 1]!.length) > 0));
+    for (let n = 0; n <= RESIDENT_AFTER_READS; n++) for (const e of inBlock(0)) expect(lookup(table, e.userKey)).toBe(`found ${hex(e.value)}`);
+    expect(table.isResident).toBe(true);
+    expect(table.stats.blocksReadFromMemory).toBeGreaterThan(0); // block 0 is in the image
+    for (let round = 0; round < 2; round++) {
+      for (const e of inBlock(1)) {
+        const reads = fs.calls.read;
+        expect(() => lookup(table, e.userKey)).toThrow(expect.objectContaining({ code: 'CORRUPTION', offset: handles[0]!.offset }));
+        expect(fs.calls.read).toBe(reads + 1); // from the file, not block 0's bytes in the image
+      }
+    }
+    for (const e of [...inBlock(0), ...inBlock(2)]) expect(lookup(table, e.userKey)).toBe(`found ${hex(e.value)}`);
+    table.close();
+  });
+
+  it('with verifyChecksums off, answers as the same table without an image', () => {
+    const fs = newMemFs();
+    const es = entries(500, 10);
+    build(fs, '/db/t.ldb', es, CompressionType.LZ4);
+    const plain = Table.open(fs, '/db/t.ldb', { verifyChecksums: false });
+    const imaged = Table.open(fs, '/db/t.ldb', { verifyChecksums: false, residentFiles: new ResidentFiles(1 << 20) });
+    for (let round = 0; round < 2; round++) for (const e of es) expect(lookup(imaged, e.userKey)).toBe(lookup(plain, e.userKey));
+    expect(imaged.stats.blocksReadFromMemory).toBeGreaterThan(es.length / 2);
+    imaged.close();
+    plain.close();
   });
 
   it('files that do not fit together: the least recently used goes back to its file and still reads right', () => {
@@ -188,6 +273,13 @@ describe('a resident table', () => {
     lookup(ta, a[0]!.userKey);
     expect(ta.isResident).toBe(true);
     expect(tb.isResident).toBe(false);
+    // The new image starts empty: what the old one held is read from the file again, then from memory.
+    const fromMemory = ta.stats.blocksReadFromMemory;
+    const again = a[(1 * 53) % a.length]!;
+    lookup(ta, again.userKey);
+    expect(ta.stats.blocksReadFromMemory).toBe(fromMemory);
+    lookup(ta, again.userKey);
+    expect(ta.stats.blocksReadFromMemory).toBe(fromMemory + 1);
     for (const e of a) expect(lookup(ta, e.userKey)).toBe(e.type === ValueType.DELETION ? 'deleted' : `found ${hex(e.value)}`);
     ta.close();
     tb.close();
@@ -218,19 +310,19 @@ describe('a resident table', () => {
     const table = Table.open(fs, '/db/t.ldb', { residentFiles: new ResidentFiles(1 << 20) });
     for (let n = 0; table.stats.blocksRead < RESIDENT_AFTER_READS; n++) lookup(table, es[n * 7]!.userKey);
     expect(table.isResident).toBe(true);
-    let failed = 0;
+    const failed = [0, 0];
     for (let round = 0; round < 2; round++) {
       for (const e of es) {
         try {
           expect(lookup(table, e.userKey)).toBe(e.type === ValueType.DELETION ? 'deleted' : `found ${hex(e.value)}`);
         } catch (err) {
           expect(err).toMatchObject({ code: 'CORRUPTION', offset: damaged.offset });
-          failed++;
+          failed[round]!++;
         }
       }
     }
-    expect(failed).toBeGreaterThan(0); // every read of the damaged block, in both rounds
-    expect(failed % 2).toBe(0);
+    expect(failed[0]).toBeGreaterThan(0); // every read of the damaged block, in both rounds
+    expect(failed[1]).toBe(failed[0]);
     expect(table.stats.blocksReadFromMemory).toBeGreaterThan(es.length);
     table.close();
   });

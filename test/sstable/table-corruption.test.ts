@@ -227,7 +227,7 @@ describe('corrupted tables read right or fail with CORRUPTION', () => {
       const out = base.bytes.slice();
       out[pos] ^= 0x5a;
       if (readMutated(base, out, undefined, new BlockCache(0)) === 'ok') okAt.push(pos);
-      // The same answer when blocks are decoded in place in the file's bytes held in memory.
+      // The same answer when the table has an image of its file in memory (each block checked as it joins).
       expect(readMutated(base, out, undefined, new BlockCache(0), new ResidentFiles(1 << 30))).toBe(okAt.at(-1) === pos ? 'ok' : 'corruption');
     }
     // The footer is 48 bytes: handles, zero padding to 40 bytes, magic. Only padding is unchecked.
