@@ -3,11 +3,11 @@
  * chunks, so that a machine whose speed wanders from minute to minute (a shared host: ±10-45%
  * between runs here) slows both alike. For before/after figures of a read-path change:
  *
- *   npm run build && node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks=30]
+ *   npm run build && node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks=30] [options JSON]
  *
  * BUILD_A and BUILD_B are compiled trees holding `src/db.js` (a checkout's `dist`, after `npm run
  * build` there). DIR is filled first if it holds no database (bench/filled-db.ts); each build opens
- * its own copy of it, and both wait until their level 0 has fewer than 4 files and 2 s more.
+ * its own copy of it (with the open options given, default none), and both wait until their level 0 has fewer than 4 files and 2 s more.
  * Then chunks alternate A B B A …, each of 20,000 operations on keys of one seeded sequence:
  *   - get: `getSync` of random present keys;
  *   - missing: `getSync` of absent keys (a present key minus its last byte, as bench/db's);
@@ -34,7 +34,7 @@ const CHUNK = 20_000;
 const WARM_CHUNKS = 2;
 type Workload = 'get' | 'missing' | 'seek' | 'scan';
 
-const [dirArg, buildA, buildB, workloadArg = 'get', chunksArg = '30'] = process.argv.slice(2);
+const [dirArg, buildA, buildB, workloadArg = 'get', chunksArg = '30', optionsArg = '{}'] = process.argv.slice(2);
 if (buildA === undefined || buildB === undefined) {
   throw new Error('usage: node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks]');
 }
@@ -47,7 +47,7 @@ async function openBuild(build: string): Promise<{ db: DBType; copy: string }> {
   const { DB } = (await import(pathToFileURL(resolve(build, 'src/db.js')).href)) as { DB: typeof DBType };
   const copy = mkdtempSync(join(tmpdir(), 'sievekv-ab-'));
   cpSync(source, copy, { recursive: true });
-  const db = await DB.open(copy);
+  const db = await DB.open(copy, JSON.parse(optionsArg) as object);
   return { db, copy };
 }
 
