@@ -130,7 +130,7 @@ function header(r: BenchResults, out: Lines): void {
     `CPU:       ${run.cpus} × ${run.cpuModel}; load average (1 min) ${run.loadAtStart.toFixed(2)} at start, ${run.loadAtEnd.toFixed(2)} at end`,
     `Commit:    ${run.commit} (at the start)`,
     `Entries:   N = ${fmtInt(sizes.n)}; keys ${sizes.keyBytes} B (%016d); values ${sizes.valueBytes} B (≈ ${sizes.valueBytes / 2} B compressed, db_bench's generator)`,
-    `Reads:     R = ${fmtInt(sizes.reads)} operations for readrandom, readmissing, seekrandom, deleterandom; fillsync N/100; fillbatch ${sizes.batchEntries} per batch`,
+    `Reads:     R = ${fmtInt(sizes.reads)} operations for readrandom, readmissing (and readmissingearly), seekrandom, deleterandom; fillsync N/100; fillbatch ${sizes.batchEntries} per batch`,
     'Method:    one node process per column and workload; db_bench order; only the operation loop timed; one operation at a time;',
     `           reads start once an LSM has < ${method.settleBelowL0Files} level-0 files (untimed wait after open, at most ${method.settleLimitSeconds} s)`,
     'Process:   peak RSS: process.resourceUsage().maxRSS of each child (all its threads: a worker\'s heap, a native engine\'s own threads),',
@@ -202,7 +202,7 @@ function speedTables(r: BenchResults, out: Lines): void {
 }
 
 function checks(r: BenchResults, out: Lines): void {
-  out.push('Checks: fills read back a sample of the keys they wrote; readrandom and seekrandom must find all R keys, readmissing none, readseq/readreverse see N entries.');
+  out.push('Checks: fills read back a sample of the keys they wrote; readrandom and seekrandom must find all R keys, readmissing and readmissingearly none, readseq/readreverse see N entries.');
   out.push(r.problems.length === 0 ? 'All checks passed.' : `PROBLEMS:\n${r.problems.map((p) => `  ${p}`).join('\n')}`);
   const shapes = r.cells.filter((c) => c.workload === 'readrandom' && c.shape !== undefined);
   if (shapes.length > 0) out.push(`LSM files per level when readrandom began: ${shapes.map((c) => `${c.column}: ${c.shape}`).join('; ')}`);

@@ -41,6 +41,7 @@ export type WorkloadName =
   | 'fillrandombatch'
   | 'fillsync'
   | 'fillrandom'
+  | 'readmissingearly'
   | 'overwrite'
   | 'overwritebatch'
   | 'readrandom'
@@ -60,6 +61,12 @@ export interface Workload {
   readonly db: 'fresh' | 'fill' | 'filled';
   /** Writes made durable one by one (fillsync). */
   readonly synced: boolean;
+  /**
+   * For a read: false if it begins as soon as the database is open, meeting whatever compaction
+   * the writes before it left, instead of after level 0 has settled below the compaction trigger.
+   * @defaultValue true
+   */
+  readonly settle?: boolean;
   /** Operations it performs. */
   ops(s: Sizes): number;
   /** How many lookups must find their key, for the workloads that have a right answer. */
@@ -75,6 +82,16 @@ export const WORKLOADS: readonly Workload[] = [
   { name: 'fillrandombatch', kind: 'write', db: 'fresh', synced: false, ops: (s) => s.n, description: `N puts, every key once in random order, ${BATCH_ENTRIES} per batch (db_bench --batch_size), fresh database` },
   { name: 'fillsync', kind: 'write', db: 'fresh', synced: true, ops: (s) => Math.max(1, Math.floor(s.n / 100)), description: 'N/100 synced puts, random keys, fresh database' },
   { name: 'fillrandom', kind: 'write', db: 'fill', synced: false, ops: (s) => s.n, description: 'N puts, every key once in random order, fresh database (kept for what follows)' },
+  {
+    name: 'readmissingearly',
+    kind: 'read',
+    db: 'filled',
+    synced: false,
+    settle: false,
+    ops: (s) => s.reads,
+    expectedFound: () => 0,
+    description: 'readmissing on a copy of the database fillrandom left, as soon as it opens (level 0 not yet compacted away)',
+  },
   { name: 'overwrite', kind: 'write', db: 'filled', synced: false, ops: (s) => s.n, description: 'N puts of random keys (with repeats) over that database' },
   { name: 'overwritebatch', kind: 'write', db: 'filled', synced: false, ops: (s) => s.n, description: `N puts of random keys (with repeats), ${BATCH_ENTRIES} per batch, over that database` },
   { name: 'readrandom', kind: 'read', db: 'filled', synced: false, ops: (s) => s.reads, expectedFound: (s) => s.reads, description: 'R gets of random present keys' },
@@ -194,6 +211,7 @@ export async function runAsync(w: Workload, store: AsyncStore, keys: Uint32Array
       }
       break;
     case 'readmissing':
+    case 'readmissingearly':
       for (let i = 0; i < keys.length; i++) {
         if ((await store.get(makeKey(keys[i]!, KEY_BYTES - 1))) !== undefined) found++;
       }
@@ -274,6 +292,7 @@ export function runSync(w: Workload, store: SyncStore, keys: Uint32Array, values
       }
       break;
     case 'readmissing':
+    case 'readmissingearly':
       for (let i = 0; i < keys.length; i++) {
         if (store.get(makeKey(keys[i]!, KEY_BYTES - 1)) !== undefined) found++;
       }
