@@ -8,9 +8,9 @@
  * Untrusted bytes: every block handle is checked against the file size (a block and its trailer
  * must end before the footer) before anything is allocated for it; every block read verifies its
  * checksum (data blocks unless `verifyChecksums: false`) before it is decompressed or parsed, a
- * file image's data blocks once, when each joins the image (as a block cache hit
- * is not verified again: the bytes in memory are those that were verified); the
- * block, handle, varint and compression decoders bound every length. Any failure is a SieveError
+ * file image's data blocks once, when each joins the image (as a block cache hit is not verified
+ * again: the bytes in memory are those that were verified); the block, handle, varint and
+ * compression decoders bound every length. Any failure is a SieveError
  * CORRUPTION naming the file and offset — never a crash, a hang, a wrong value, or an allocation
  * larger than the file (decompression is bounded too, and only runs on verified bytes).
  *
@@ -107,7 +107,8 @@ export interface TableOptions {
    * The budget of table file images kept in memory: once RESIDENT_AFTER_READS data blocks were
    * read from this file, the table takes an image of the file's size, if the budget admits it;
    * each data block joins it once read from the file and verified, and is decoded from memory
-   * after that (the way LevelDB's mmap-ed tables are paged in). None → every block read goes to the file.
+   * after that (the way LevelDB's mmap-ed tables are paged in). None → every block read goes to
+   * the file.
    */
   residentFiles?: ResidentFiles;
 }
@@ -190,7 +191,7 @@ export class Table implements ResidentHolder {
    * at a known offset with another size (a damaged or crafted index) is read from the file.
    */
   private present = new Map<number, number>();
-  /** Data blocks read from the file until the image is taken; since, reads from the image (for the budget's LRU touch). */
+  /** Data blocks read from the file until the image is taken; after, reads from the image (for the budget's LRU touch). */
   private blockReads = 0;
   /**
    * Reads from the file before the next image: RESIDENT_AFTER_READS, 8 times more after each
