@@ -41,6 +41,11 @@ export class Readahead {
   /** Blocks used in a row, each right after (run > 0) or right before (run < 0) the one before. */
   private run = 0;
 
+  /** True once the blocks used last run in sequence, far enough for windows (a scan, not a seek). */
+  get inSequence(): boolean {
+    return this.run >= BLOCKS_BEFORE_READAHEAD || -this.run >= BLOCKS_BEFORE_READAHEAD;
+  }
+
   /** True if the window holds the file's bytes [offset, offset + length). */
   holds(offset: number, length: number): boolean {
     return offset >= this.start && offset + length <= this.end;

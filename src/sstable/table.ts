@@ -127,6 +127,7 @@ const IMAGE_SPARE = SCRATCH_SPARE;
  * buffer of their own.
  */
 let readScratchBuffer = Buffer.allocUnsafe(SCRATCH_SPARE + 4096 + BLOCK_TRAILER_SIZE);
+/** The largest scratch kept: a database of blocks larger than this (values over 256 KiB) allocates per read. */
 const READ_SCRATCH_KEPT = 256 * 1024;
 
 function readScratch(bytes: number): Buffer {
@@ -502,8 +503,10 @@ export class Table implements ResidentHolder {
     if (what === 'data') {
       if (image === undefined && ++this.blockReads === this.residentAfter) image = this.takeImage();
       // A data block that read (and verified) whole joins the image, before the decoder may
-      // write over the scratch; a read or check that failed threw above and left the image as it was.
-      if (image !== undefined) {
+      // write over the scratch; a read or check that failed threw above and left the image as it
+      // was. A scan's blocks (read in sequence, through windows) stay out: a scan reads each once,
+      // and copying them cost full scans 13-22% in bench/db (BENCHMARKS.md, session 16).
+      if (image !== undefined && (ahead === undefined || !ahead.inSequence)) {
         buf.copy(image, IMAGE_SPARE + offset, SCRATCH_SPARE, SCRATCH_SPARE + length);
         this.present.set(offset, handle.size);
       }

@@ -36,10 +36,10 @@ describe('one read scratch for the tables of a thread', () => {
     const sets = [
       entries(400, () => 40, 1), // 4 KiB blocks
       entries(60, (i) => 2_000 + 900 * i, 2), // blocks that grow the scratch step by step
-      entries(6, (i) => 300_000 + 1000 * i, 3), // each block beyond the 256 KiB the scratch keeps
+      entries(6, (i) => 300_000 + 1000 * i, 3), // each block beyond the 256 KiB the scratch keeps (stored uncompressed)
     ];
     const tables = sets.map((es, t) => {
-      buildTable(fs, `/db/${t}.ldb`, es, { compression: t === 1 ? CompressionType.NONE : CompressionType.LZ4, filterPolicy: new BloomFilterPolicy(10), blockSize: 4096 });
+      buildTable(fs, `/db/${t}.ldb`, es, { compression: t === 0 ? CompressionType.LZ4 : CompressionType.NONE, filterPolicy: new BloomFilterPolicy(10), blockSize: 4096 });
       return Table.open(fs, `/db/${t}.ldb`);
     });
     for (let round = 0; round < 3; round++) {
