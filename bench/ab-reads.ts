@@ -36,7 +36,7 @@ type Workload = 'get' | 'missing' | 'seek' | 'scan';
 
 const [dirArg, buildA, buildB, workloadArg = 'get', chunksArg = '30', optionsArg = '{}'] = process.argv.slice(2);
 if (buildA === undefined || buildB === undefined) {
-  throw new Error('usage: node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks]');
+  throw new Error('usage: node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks] [options JSON]');
 }
 if (!['get', 'missing', 'seek', 'scan'].includes(workloadArg)) throw new Error(`unknown workload ${workloadArg}`);
 const workload = workloadArg as Workload;

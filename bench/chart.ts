@@ -37,7 +37,11 @@ const PALETTE: Record<string, readonly [async: string, sync: string]> = {
   sqlite: ['#9a9a9a', '#c4c4c4'],
 };
 
+/** sievekv's columns with options other than the defaults (they read another column's database). */
+const SIEVEKV_VARIANT = '#a61e4d';
+
 function colourOf(c: ColumnInfo): string {
+  if (c.engine === SIEVEKV && c.readsFrom !== undefined) return SIEVEKV_VARIANT;
   const [asyncColour, syncColour] = PALETTE[c.engine] ?? ['#8c8c8c', '#bdbdbd'];
   return c.style === 'async' ? asyncColour : syncColour;
 }

@@ -24,7 +24,7 @@
  * DIR. `--workloads` adds fillrandom when a chosen workload needs its database. `--json`: the
  * results (bench/db/results.ts) also go to PATH, for bench/chart.ts; `--from` prints their report
  * again (plain or `--markdown`) without running anything. A full run at N = 1,000,000
- * takes about a quarter of an hour on two cores; `--quick` about two minutes.
+ * takes about 18 minutes on two cores; `--quick` about two minutes.
  *
  * Method: every (column, workload) runs in a fresh node process of its own, so no engine runs in
  * a heap or with JIT feedback another one shaped; workloads go in db_bench's order, and within a
@@ -35,7 +35,8 @@
  * (untimed, at most a minute) until its compactions have brought level 0 below 4 files, the
  * compaction trigger of all three — but for readmissingearly, which reads a copy of the database
  * fillrandom left as soon as it opens, as issue 11 asks of misses; the shapes the reads met are
- * printed. Only the loop of
+ * printed. A column that reads another column's database (LevelDB sync, sievekv images) reads a
+ * copy taken before that column's process ran, so both meet the same shape. Only the loop of
  * operations is timed; every await is a separate operation (no concurrency).
  *
  * Around the loop each child also measures its process: its peak RSS (all threads, start to
@@ -46,7 +47,7 @@
  * Workload data and semantics: bench/db/workloads.ts. Results and the command: BENCHMARKS.md.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,11 +60,11 @@ import { PEERS_DIR, peerInstalled, REPO_DIR } from './db/peers.js';
 import { formatReport } from './db/report.js';
 import { readResults, RESULTS_FORMAT, type BenchResults, type CellResult, type ChildMeasures } from './db/results.js';
 import type { Column, Engine, StallFigures, Store } from './db/store.js';
-import { BATCH_ENTRIES, KEY_BYTES, keyNumbers, makeValues, runAsync, runSync, VALUE_BYTES, WORKLOADS, type Outcome, type Sizes, type Workload } from './db/workloads.js';
+import { BATCH_ENTRIES, KEY_BYTES, keyNumbers, makeValues, runAsync, runSync, seedIndex, VALUE_BYTES, WORKLOADS, type Outcome, type Sizes, type Workload } from './db/workloads.js';
 
 const ENGINES: readonly Engine[] = [sievekvEngine, leveldbEngine, rocksdbEngine, lmdbEngine, sqliteEngine];
 const VALUE_SEED = 301; // db_bench's RandomGenerator seed, for the value pool
-const KEY_SEED = 1000; // plus the workload's index: each workload its own sequence, the same for every engine
+const KEY_SEED = 1000; // plus the workload's seed index: each workload its own sequence, the same for every engine
 const CHILD_FLAG = '--child';
 /** Level-0 files at which all three LSMs start a compaction: reads wait until there are fewer. */
 const L0_COMPACTION_TRIGGER = 4;
@@ -94,9 +95,8 @@ interface ChildResult {
 async function runChild(task: ChildTask, startRssBytes: number): Promise<ChildResult> {
   const engine = ENGINES.find((e) => e.name === task.engine)!;
   const column = engine.columns.find((c) => c.label === task.column)!;
-  const index = WORKLOADS.findIndex((w) => w.name === task.workload);
-  const w = WORKLOADS[index]!;
-  const keys = keyNumbers(w, task.sizes, KEY_SEED + index);
+  const w = WORKLOADS.find((x) => x.name === task.workload)!;
+  const keys = keyNumbers(w, task.sizes, KEY_SEED + seedIndex(w));
   const values = makeValues(VALUE_SEED);
   const store = await engine.open(task.dir, column, w.synced);
   let outcome: Outcome | undefined;
@@ -281,15 +281,24 @@ function main(): void {
   const problems: string[] = [];
   try {
     for (const w of opts.workloads) {
+      const dirOf = (column: Column): string => (w.db === 'fresh' ? join(root, `${w.name}-${column.label.replace(/\W+/g, '-')}`) : join(root, (column.readsFrom ?? column.label).replace(/\W+/g, '-')));
+      const copyOf = (column: Column): string => join(root, `copy-${w.name}-${column.label.replace(/\W+/g, '-')}`);
+      // Reads on copies: a column that reads another's database reads it as that column's process
+      // found it (before the merges that process ran), and a read that does not wait for
+      // compaction leaves the database where the following workloads start.
+      const copies = new Map<string, string>();
+      for (const { column } of columns) {
+        if (!runs(column, w) || w.kind !== 'read' || (column.readsFrom === undefined && w.settle !== false)) continue;
+        if (!existsSync(dirOf(column))) continue; // its filling column failed: the child reports it
+        cpSync(dirOf(column), copyOf(column), { recursive: true });
+        copies.set(column.label, copyOf(column));
+      }
       for (const { engine, column } of columns) {
         if (!runs(column, w)) continue;
         const own = join(root, column.label.replace(/\W+/g, '-'));
-        const dir = w.db === 'fresh' ? join(root, `${w.name}-${column.label.replace(/\W+/g, '-')}`) : join(root, (column.readsFrom ?? column.label).replace(/\W+/g, '-'));
+        const dir = dirOf(column);
         if (w.db === 'fill') rmSync(own, { recursive: true, force: true });
-        // A read that does not wait for compaction reads a copy: its process would otherwise
-        // compact the database and change where the following workloads start.
-        const copy = w.settle === false ? join(root, `${w.name}-${column.label.replace(/\W+/g, '-')}`) : undefined;
-        if (copy !== undefined) cpSync(dir, copy, { recursive: true });
+        const copy = copies.get(column.label);
         const task = { engine: engine.name, column: column.label, workload: w.name, dir: copy ?? dir, sizes, reopen: w.name === REOPEN_AFTER };
         const result = spawnChild(task, opts.profileDir);
         const diskBytes = result.measures !== undefined && w.kind === 'write' ? directoryBytes(dir) : undefined;

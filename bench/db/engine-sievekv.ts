@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BatchOperation, DB } from '../../src/db.js';
+import type { BatchOperation, DB, OpenOptions } from '../../src/db.js';
 import { REPO_DIR } from './peers.js';
 import { levelShape, type AsyncStore, type Column, type Engine, type ScanCount, type StallFigures, type SyncStore } from './store.js';
 
@@ -111,12 +111,6 @@ function operations(keys: readonly Buffer[], values: readonly Buffer[]): BatchOp
   return ops;
 }
 
-/**
- * The reads column that is not the default: table file images in memory (tableFileCacheSize), as
- * large as the databases bench/db makes, so reads meet what LevelDB's mmap-ed tables give it.
- */
-const IMAGES_LABEL = 'sievekv images';
-const IMAGES_OPTIONS = { tableFileCacheSize: 128 * 1024 * 1024 } as const;
 
 export const sievekvEngine: Engine = {
   name: 'sievekv',
@@ -124,11 +118,14 @@ export const sievekvEngine: Engine = {
     { label: 'sievekv', style: 'async', coverage: 'all', calls: 'await db.put/get/del/batch; for await (db.iterator()); iterator().seek + next' },
     { label: 'sievekv sync', style: 'sync', coverage: 'all', calls: 'db.putSync/getSync/delSync/batchSync; for…of db.iterator(); iterator().seek + nextSync' },
     {
-      label: IMAGES_LABEL,
+      // Not the default: table file images in memory, as large as the databases bench/db makes,
+      // so reads meet what LevelDB's mmap-ed tables give it.
+      label: 'sievekv images',
       style: 'sync',
       coverage: 'reads',
       readsFrom: 'sievekv sync',
       calls: 'as sievekv sync, opened with tableFileCacheSize: 128 MiB (images of table files in memory, filled as blocks are read: not the default)',
+      openOptions: { tableFileCacheSize: 128 * 1024 * 1024 },
     },
   ],
   version() {
@@ -146,9 +143,9 @@ export const sievekvEngine: Engine = {
     '(young generation capped at 8 MiB; the compaction one holds the blocks it merges and the filter keys of the table it ' +
     'builds); a 32 KiB WAL frame; a 256 KiB readahead window per table iterator reading blocks in sequence (scans, and each merge input), up to four kept per thread for the next; ' +
     'in the sievekv images column, images of the table files read from (up to 128 MiB), which take memory as their blocks are read',
-  async open(dir: string, { label, style }: Column, synced: boolean) {
+  async open(dir: string, { style, openOptions }: Column, synced: boolean) {
     const { DB } = await import('../../src/db.js');
-    const db = await DB.open(dir, label === IMAGES_LABEL ? IMAGES_OPTIONS : undefined);
+    const db = await DB.open(dir, openOptions as OpenOptions | undefined);
     return style === 'async' ? asyncStore(db, synced) : syncStore(db, synced);
   },
 };

@@ -89,6 +89,8 @@ export interface Column {
   readonly readsFrom?: string;
   /** What the column calls, for the header (e.g. "await db.put / await db.get / for await"). */
   readonly calls: string;
+  /** Options of the engine's own for this column's opens (none: its defaults). */
+  readonly openOptions?: object;
 }
 
 /** An engine under test: how to open it, and what to say about it in the header. */
