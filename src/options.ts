@@ -80,9 +80,10 @@ export interface Options {
    * verified, and is decoded from memory after that instead of asking the OS again — as LevelDB's
    * mmap-ed tables are paged in. An image counts at its file's size; least recently used files go
    * first; 0 turns it off. Off by default because the process then holds what it read, up to this
-   * size: in bench/db with 128 MiB, random `getSync`s took 21-32% less time and seeks 11% less,
-   * for peak RSS +12-18 MB in the point-read processes and +86 MB in the seek one (BENCHMARKS.md,
-   * session 16).
+   * size, and gains only once a table's blocks are read again: with 128 MiB, random `getSync`s on
+   * a settled 1M-key database took 15-23% less time, but in bench/db, whose reads meet merges still
+   * running, no less (11.8 against 11.2 µs on copies of one database), seeks 18% less, for peak
+   * RSS +68-80 MB (BENCHMARKS.md, session 16).
    * @defaultValue 0
    */
   tableFileCacheSize?: number;
