@@ -3,8 +3,9 @@
  * LevelDB gets from mmap-ing its tables (up to 1,000 files on 64-bit), where a block read is a
  * memory access once the OS has paged the block in. Node cannot map a file, and a `pread` of one
  * block cost ~3.4 µs of a 9 µs random `getSync` in a profile (BENCHMARKS.md, session 16): a table
- * read from often takes an image as large as its file, and each data block joins it once read
- * from the file and verified (Table.readBlockContents); later reads decode it from memory. The
+ * read from often takes an image as large as its file, and each data block a lookup or a seek
+ * reads joins it once read from the file and verified (Table.readBlockContents; a scan's blocks,
+ * read in sequence, do not); later reads decode it from memory. The
  * pages no block was written to mostly take no memory (a fresh allocation of this size is mapped
  * lazily), but the allocator may hand out reused memory, and V8 counts the whole image as external
  * memory: the budget counts whole images.

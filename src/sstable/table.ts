@@ -106,8 +106,8 @@ export interface TableOptions {
   /**
    * The budget of table file images kept in memory: once RESIDENT_AFTER_READS data blocks were
    * read from this file, the table takes an image of the file's size, if the budget admits it;
-   * each data block joins it once read from the file and verified, and is decoded from memory
-   * after that (the way LevelDB's mmap-ed tables are paged in). None → every block read goes to
+   * each data block a lookup or a seek reads joins it once read from the file and verified, and is
+   * decoded from memory after that (the way LevelDB's mmap-ed tables are paged in). None → every block read goes to
    * the file.
    */
   residentFiles?: ResidentFiles;
