@@ -300,7 +300,7 @@ export class MemTable {
    * `hash` (optional): the key's LevelDB hash with MEMTABLE_BLOOM_SEED, if the caller has it.
    */
   get(key: Uint8Array, seq: number, hash?: number): Lookup {
-    if (this.#bloom === null && this.#bareSearches >= 0 && ++this.#bareSearches > BLOOM_AFTER_SEARCHES && this.#bareSearches > this.#list.count >>> 4) {
+    if (this.#bareSearches >= 0 && ++this.#bareSearches > BLOOM_AFTER_SEARCHES && this.#bareSearches > this.#list.count >>> 4) {
       this.#fillDeferredBloom();
     }
     if (this.#bloom !== null && !this.mayContainHash(hash ?? levelDBHash(key, MEMTABLE_BLOOM_SEED))) {

@@ -75,7 +75,7 @@ export class Readahead {
    * then call `filled(n)`.
    */
   plan(offset: number, length: number, limit: number): number {
-    if (this.run < BLOCKS_BEFORE_READAHEAD && -this.run < BLOCKS_BEFORE_READAHEAD) return 0;
+    if (!this.inSequence) return 0;
     const window = this.window === 0 ? FIRST_WINDOW : Math.min(2 * this.window, MAX_WINDOW);
     const end = offset + length;
     const start = this.run > 0 ? offset : Math.max(0, end - window);

@@ -107,8 +107,8 @@ export interface TableOptions {
    * The budget of table file images kept in memory: once RESIDENT_AFTER_READS data blocks were
    * read from this file, the table takes an image of the file's size, if the budget admits it;
    * each data block a lookup or a seek reads joins it once read from the file and verified, and is
-   * decoded from memory after that (the way LevelDB's mmap-ed tables are paged in). None → every block read goes to
-   * the file.
+   * decoded from memory after that (the way LevelDB's mmap-ed tables are paged in). None → every
+   * block read goes to the file.
    */
   residentFiles?: ResidentFiles;
 }
@@ -191,7 +191,7 @@ export class Table implements ResidentHolder {
    * hits do. A block whose read or check failed is not in it and goes to the file again; a handle
    * at a known offset with another size (a damaged or crafted index) is read from the file.
    */
-  private present = new Map<number, number>();
+  private readonly present = new Map<number, number>();
   /** Data blocks read from the file until the image is taken; after, reads from the image (for the budget's LRU touch). */
   private blockReads = 0;
   /**
@@ -393,8 +393,7 @@ export class Table implements ResidentHolder {
     this.closed = true;
     if (this.ownsCacheId) this.blockCache?.eraseTable(this.cacheId);
     this.residentFiles?.release(this);
-    this.image = undefined;
-    this.present = new Map();
+    this.dropImage();
     this.file.close();
   }
 
@@ -570,10 +569,14 @@ export class Table implements ResidentHolder {
 
   /** @internal The budget let go of this file: its blocks are read from the file again. */
   evictResident(): void {
-    this.image = undefined;
-    this.present = new Map();
+    this.dropImage();
     this.blockReads = 0;
     this.residentAfter = Math.min(this.residentAfter * 8, 1 << 24);
+  }
+
+  private dropImage(): void {
+    this.image = undefined;
+    this.present.clear();
   }
 
   /** True while the table holds an image of its file (see TableOptions.residentFiles). */
