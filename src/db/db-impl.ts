@@ -897,6 +897,11 @@ export class DBImpl {
     const stalls = this.stats.stalls;
     let since = performance.now();
     if (this.#roomNeeded(false) && this.#bg.flushing) {
+      try {
+        this.#syncFullLog();
+      } catch {
+        // Latched: the write that needed room fails with it.
+      }
       await this.#bg.whenFlushed();
       since = stalls.add('memtableFull', since);
     }
@@ -927,10 +932,12 @@ export class DBImpl {
     const stalls = this.stats.stalls;
     let since = performance.now();
     if (this.#bg.flushing) {
+      this.#syncFullLog();
       this.#bg.waitFlushSync();
       since = stalls.add('memtableFull', since);
     }
     while (this.#l0Files() >= this.options.l0StopTrigger && this.#bgError === null && this.#bg.startCompactionForStall()) {
+      this.#syncFullLog();
       this.#bg.waitCompactionSync();
       since = stalls.add('l0Stop', since);
     }
@@ -943,7 +950,8 @@ export class DBImpl {
       // The old WAL is synced before writes move on: its memtable is flushed in the background,
       // and a later synced write syncs only the new WAL. Without this a crash could keep that
       // write and lose earlier ones (RocksDB syncs older WALs on a synced write for the same reason).
-      this.#log?.sync();
+      // Usually done already, while the writer waited for the previous flush (#syncFullLog).
+      if (this.#log?.unsynced) this.#log.sync();
       log = new LogWriter(fs.createWritable(logFileName(this.dir, number)));
       fs.syncDir(this.dir);
     } catch (err) {
@@ -980,6 +988,21 @@ export class DBImpl {
       region.switchMemTable();
       region.imm = null;
       mem.retire();
+    }
+  }
+
+  /**
+   * Syncs the WAL of the full memtable while the writer waits for room anyway (for a flush, or at
+   * the level-0 stop): the switch that follows must sync it, and then finds it done, so the
+   * fdatasync overlaps the background work instead of delaying the next flush's start. A failure
+   * is latched, as at the switch.
+   */
+  #syncFullLog(): void {
+    if (this.#log === null || !this.#log.unsynced) return;
+    try {
+      this.#log.sync();
+    } catch (err) {
+      throw this.#latch(err);
     }
   }
 

@@ -20,8 +20,13 @@ export class LogWriter {
   #frame = new Uint8Array(LOG_BLOCK_SIZE);
   #syncsInFlight = 0;
   #closeWanted = false;
+  /** The file's size when the last finished sync began: the bytes known to be durable. */
+  #syncedSize = 0;
 
-  /** Appends to `file`, which already holds `file.size` bytes of log (0 for a new log). */
+  /**
+   * Appends to `file`, which already holds `file.size` bytes of log (0 for a new log); those are
+   * not taken to be synced.
+   */
   constructor(readonly file: WritableFile) {
     this.#blockOffset = file.size % LOG_BLOCK_SIZE;
   }
@@ -29,6 +34,11 @@ export class LogWriter {
   /** Bytes in the file so far. */
   get size(): number {
     return this.file.size;
+  }
+
+  /** True if bytes were appended after the last finished sync began. */
+  get unsynced(): boolean {
+    return this.file.size > this.#syncedSize;
   }
 
   #ensureFrame(bytes: number): Uint8Array {
@@ -74,7 +84,9 @@ export class LogWriter {
   }
 
   sync(): void {
+    const size = this.file.size;
     this.file.sync();
+    this.#syncedSize = Math.max(this.#syncedSize, size);
   }
 
   /**
@@ -85,14 +97,20 @@ export class LogWriter {
    */
   syncAsync(): Promise<void> {
     this.#syncsInFlight++;
-    return this.file.syncAsync().finally(() => {
-      if (--this.#syncsInFlight > 0 || !this.#closeWanted) return;
-      try {
-        this.file.close();
-      } catch {
-        // The sync's own outcome is what the caller awaits; the records were synced before close.
-      }
-    });
+    const size = this.file.size;
+    return this.file
+      .syncAsync()
+      .then(() => {
+        this.#syncedSize = Math.max(this.#syncedSize, size);
+      })
+      .finally(() => {
+        if (--this.#syncsInFlight > 0 || !this.#closeWanted) return;
+        try {
+          this.file.close();
+        } catch {
+          // The sync's own outcome is what the caller awaits; the records were synced before close.
+        }
+      });
   }
 
   /** Closes the file now, or once the syncs in flight have settled (then a close error goes unreported). */

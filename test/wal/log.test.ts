@@ -201,3 +201,35 @@ describe('LevelDB-made logs', () => {
     });
   }
 });
+
+describe('LogWriter.unsynced', () => {
+  it('is true from an append until a sync that began after it has finished', async () => {
+    const fs = new MemFileSystem();
+    fs.mkdir('/d');
+    const writer = new LogWriter(fs.createWritable('/d/log'));
+    expect(writer.unsynced).toBe(false);
+    writer.addRecord(new Uint8Array([1, 2, 3]));
+    expect(writer.unsynced).toBe(true);
+    writer.sync();
+    expect(writer.unsynced).toBe(false);
+    writer.addRecord(new Uint8Array([4]));
+    const pending = writer.syncAsync();
+    expect(writer.unsynced).toBe(true); // not finished yet
+    await pending;
+    expect(writer.unsynced).toBe(false);
+    const again = writer.syncAsync();
+    writer.addRecord(new Uint8Array([5])); // after the sync began: not covered by it
+    await again;
+    expect(writer.unsynced).toBe(true);
+    writer.close();
+  });
+
+  it('takes the bytes of a log opened for appending as unsynced', () => {
+    const fs = new MemFileSystem();
+    fs.mkdir('/d');
+    const first = new LogWriter(fs.createWritable('/d/log'));
+    first.addRecord(new Uint8Array(10));
+    first.close();
+    expect(new LogWriter(fs.openAppendable('/d/log')).unsynced).toBe(true);
+  });
+});
