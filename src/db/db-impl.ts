@@ -126,6 +126,10 @@ export class DBImpl {
   readonly #probes = new KeyProbes();
   #log: LogWriter | null = null;
   #logNumber = 0;
+  /** Obsolete files being removed off this thread (#removeObsolete), by path. */
+  readonly #removals = new Map<string, Promise<void>>();
+  /** Set once close has closed the files (the info log among them). */
+  #closedFiles = false;
   /** The oldest WAL holding records of the live memtables (`mem`); older live WALs hold `imm`'s. */
   #memLogStart = 0;
   /** The first WAL the memtable image on disk holds (0: none): the image goes once that WAL does. */
@@ -1006,6 +1010,43 @@ export class DBImpl {
     }
   }
 
+  /**
+   * Removes an obsolete file, off this thread where the file system can (an unlink of a 4 MiB WAL
+   * or a merge's input tables takes a millisecond or more); close waits for what is under way. A
+   * failure is logged: the next open removes what is left.
+   */
+  #removeObsolete(path: string): void {
+    const fs = this.fs;
+    if (fs.removeAsync === undefined) {
+      this.#removeLogged(path);
+      return;
+    }
+    if (this.#removals.has(path)) return;
+    this.#removals.set(
+      path,
+      fs.removeAsync(path).then(
+        () => void this.#removals.delete(path),
+        (err: unknown) => {
+          this.#removals.delete(path);
+          if (!this.#closedFiles) this.#info.log(`could not delete ${path}: ${(err as Error).message}`);
+        },
+      ),
+    );
+  }
+
+  #removeLogged(path: string): void {
+    try {
+      this.fs.remove(path);
+    } catch (err) {
+      this.#info.log(`could not delete ${path}: ${(err as Error).message}`);
+    }
+  }
+
+  /** Resolves once the obsolete files being removed now are (failures are logged, not thrown). */
+  async #removalsSettled(): Promise<void> {
+    await Promise.all(this.#removals.values());
+  }
+
   #latch(err: unknown): SieveError {
     const e = isSieveError(err) ? err : ioError('background write failed', { cause: err });
     if (this.#bgError === null) {
@@ -1063,11 +1104,7 @@ export class DBImpl {
         if (parsed.type === FileType.TABLE) {
           for (const t of this.tables) t.evict(parsed.number);
         }
-        try {
-          fs.remove(`${dir}/${name}`);
-        } catch (err) {
-          this.#info.log(`could not delete ${dir}/${name}: ${(err as Error).message}`);
-        }
+        this.#removeObsolete(`${dir}/${name}`);
       }
     }
   }
@@ -1127,23 +1164,26 @@ export class DBImpl {
     });
   }
 
-  /** Flushes the memtables to level 0; resolves once their tables are installed. */
+  /** Flushes the memtables to level 0; resolves once their tables are installed and the WALs they replace removed. */
   async flush(): Promise<void> {
     this.#checkWritable();
     this.#queue.runAll();
     this.#makeRoomForWrite(true);
     await this.#bg.whenFlushed();
     if (this.#bgError !== null) throw this.#bgError;
+    await this.#removalsSettled();
   }
 
   /**
    * Flushes, then compacts the user-key range [begin, end] (undefined = unbounded) of every region
-   * down to the deepest level holding data there, dropping what no reader can see.
+   * down to the deepest level holding data there, dropping what no reader can see. Resolves once
+   * the files it made obsolete are removed.
    */
   async compactRange(begin: Uint8Array | undefined, end: Uint8Array | undefined): Promise<void> {
     await this.flush();
     await this.#bg.compactRange(begin, end);
     if (this.#bgError !== null) throw this.#bgError;
+    await this.#removalsSettled();
   }
 
   /** Number of table files at `level` (summed over regions, or for one region). */
@@ -1178,6 +1218,7 @@ export class DBImpl {
     this.#leaveMemTableImage();
     await stopping;
     if (this.#versions.logNumber !== logNumber) this.#leaveMemTableImage();
+    await this.#removalsSettled();
     this.#closeFiles();
     this.#lock.release();
   }
@@ -1225,6 +1266,7 @@ export class DBImpl {
   }
 
   #closeFiles(): void {
+    this.#closedFiles = true;
     try {
       this.#log?.close();
     } catch {

@@ -224,6 +224,18 @@ export class FaultyFileSystem implements FileSystem {
     this.inner.remove(path);
   }
 
+  /** A fault on `remove` covers this form too. */
+  removeAsync(path: string): Promise<void> {
+    try {
+      this.#guard('remove', path);
+      if (this.inner.removeAsync !== undefined) return this.inner.removeAsync(path);
+      this.inner.remove(path);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return Promise.resolve();
+  }
+
   syncDir(dir: string): void {
     this.#guard('syncDir', dir);
     this.inner.syncDir(dir);

@@ -44,6 +44,11 @@ export interface FileSystem {
   link(from: string, to: string): void;
   /** Removes a file; a missing file is not an error. */
   remove(path: string): void;
+  /**
+   * `remove` off the calling thread (the database removes obsolete files this way, so an unlink
+   * of a large file does not hold up writes). Optional: without it the database calls `remove`.
+   */
+  removeAsync?(path: string): Promise<void>;
   /** Makes the directory's entries (creations, renames, removals) durable. */
   syncDir(dir: string): void;
   /**

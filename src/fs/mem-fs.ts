@@ -211,6 +211,11 @@ export class MemFileSystem implements FileSystem {
     this.#nameChanged(path, undefined);
   }
 
+  removeAsync(path: string): Promise<void> {
+    this.remove(path);
+    return Promise.resolve();
+  }
+
   syncDir(dir: string): void {
     if (!this.#dirs.has(dir)) throw notFound('sync directory', dir);
     for (const path of [...this.#durable.keys()]) {

@@ -228,6 +228,12 @@ export class NodeFileSystem implements FileSystem {
     }
   }
 
+  removeAsync(path: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      fs.rm(path, { force: true }, (err) => (err ? reject(wrap('remove', path, err)) : resolve()));
+    });
+  }
+
   syncDir(dir: string): void {
     let fd: number | undefined;
     try {

@@ -76,6 +76,12 @@ export class CountingFileSystem implements FileSystem {
     this.inner.remove(path);
   }
 
+  removeAsync(path: string): Promise<void> {
+    if (this.inner.removeAsync !== undefined) return this.inner.removeAsync(path);
+    this.inner.remove(path);
+    return Promise.resolve();
+  }
+
   syncDir(dir: string): void {
     this.inner.syncDir(dir);
   }

@@ -1,0 +1,85 @@
+/**
+ * Obsolete files (WALs replaced by a flush, tables merged away) are removed through the file
+ * system's `removeAsync` when it has one, off the writers' thread; `compactRange` and `close`
+ * resolve once those removals have. A file system without `removeAsync` gets `remove`.
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DB } from '../../src/db.js';
+import type { FileSystem } from '../../src/fs/file-system.js';
+import { NodeFileSystem } from '../../src/fs/node-fs.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const isWal = (name: string): boolean => name.endsWith('.log');
+const isTable = (name: string): boolean => name.endsWith('.ldb');
+const key = (i: number): string => `key-${String(Math.imul(i, 0x9e3779b1) >>> 0).padStart(10, '0')}`;
+const value = (i: number): string => `value-${i}-`.repeat(8);
+const batch = (from: number, n: number) => Array.from({ length: n }, (_, j) => ({ type: 'put' as const, key: key(from + j), value: value(from + j) }));
+
+describe('obsolete files', () => {
+  /** A NodeFileSystem counting how files are removed. */
+  class RemovalCounting extends NodeFileSystem {
+    sync = 0;
+    async = 0;
+    override remove(path: string): void {
+      this.sync++;
+      super.remove(path);
+    }
+    override removeAsync(path: string): Promise<void> {
+      this.async++;
+      return super.removeAsync(path);
+    }
+  }
+
+  const walsAndTables = (dir: string): string[] => readdirSync(dir).filter((n) => isWal(n) || isTable(n));
+
+  it('go through removeAsync; compactRange and close resolve once they are gone', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-wal-switch-'));
+    dirs.push(dir);
+    const fs = new RemovalCounting();
+    const db = await DB.open(dir, { fs, writeBufferSize: 32 * 1024, maxFileSize: 32 * 1024 });
+    for (let i = 0; i < 6000; i += 100) await db.batch(batch(i, 100));
+    const live = (): number => [0, 1, 2, 3].reduce((n, level) => n + Number(db.getProperty(`sievekv.num-files-at-level${level}`)), 0);
+    await db.compactRange(undefined, undefined);
+    // One WAL (the fresh one) and the live tables: nothing obsolete left behind.
+    expect(walsAndTables(dir).filter(isWal)).toHaveLength(1);
+    expect(walsAndTables(dir).filter(isTable)).toHaveLength(live());
+    for (let i = 6000; i < 9000; i += 100) await db.batch(batch(i, 100));
+    await db.close();
+    expect(fs.async).toBeGreaterThan(10);
+    const reopened = await DB.open(dir);
+    expect(reopened.getSync(key(8999))?.toString()).toBe(value(8999));
+    expect(reopened.getSync(key(1))?.toString()).toBe(value(1));
+    await reopened.close();
+  });
+
+  it('go through remove on a file system without removeAsync', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-wal-switch-'));
+    dirs.push(dir);
+    const inner = new NodeFileSystem();
+    let removed = 0;
+    const fs = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === 'removeAsync') return undefined;
+        if (prop === 'remove') {
+          return (path: string) => {
+            removed++;
+            target.remove(path);
+          };
+        }
+        const v = Reflect.get(target, prop) as unknown;
+        return typeof v === 'function' ? (v as (...args: unknown[]) => unknown).bind(target) : v;
+      },
+    }) as FileSystem;
+    const db = await DB.open(dir, { fs, writeBufferSize: 32 * 1024, maxFileSize: 32 * 1024 });
+    for (let i = 0; i < 3000; i += 100) db.batchSync(batch(i, 100));
+    await db.compactRange(undefined, undefined);
+    expect(walsAndTables(dir).filter(isWal)).toHaveLength(1);
+    await db.close();
+    expect(removed).toBeGreaterThan(5);
+  });
+});
