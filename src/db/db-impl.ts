@@ -1164,7 +1164,10 @@ export class DBImpl {
     });
   }
 
-  /** Flushes the memtables to level 0; resolves once their tables are installed and the WALs they replace removed. */
+  /**
+   * Flushes the memtables to level 0; resolves once their tables are installed and the WALs they
+   * replace removed.
+   */
   async flush(): Promise<void> {
     this.#checkWritable();
     this.#queue.runAll();

@@ -21,17 +21,15 @@ const value = (i: number): string => `value-${i}-`.repeat(8);
 const batch = (from: number, n: number) => Array.from({ length: n }, (_, j) => ({ type: 'put' as const, key: key(from + j), value: value(from + j) }));
 
 describe('obsolete files', () => {
-  /** A NodeFileSystem counting how files are removed. */
-  class RemovalCounting extends NodeFileSystem {
-    sync = 0;
-    async = 0;
-    override remove(path: string): void {
-      this.sync++;
-      super.remove(path);
-    }
-    override removeAsync(path: string): Promise<void> {
-      this.async++;
-      return super.removeAsync(path);
+  /** A NodeFileSystem whose removeAsync takes a while, counting removals begun and finished. */
+  class SlowRemoval extends NodeFileSystem {
+    begun = 0;
+    finished = 0;
+    override async removeAsync(path: string): Promise<void> {
+      this.begun++;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await super.removeAsync(path);
+      this.finished++;
     }
   }
 
@@ -40,7 +38,7 @@ describe('obsolete files', () => {
   it('go through removeAsync; compactRange and close resolve once they are gone', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-wal-switch-'));
     dirs.push(dir);
-    const fs = new RemovalCounting();
+    const fs = new SlowRemoval();
     const db = await DB.open(dir, { fs, writeBufferSize: 32 * 1024, maxFileSize: 32 * 1024 });
     for (let i = 0; i < 6000; i += 100) await db.batch(batch(i, 100));
     const live = (): number => [0, 1, 2, 3].reduce((n, level) => n + Number(db.getProperty(`sievekv.num-files-at-level${level}`)), 0);
@@ -50,7 +48,8 @@ describe('obsolete files', () => {
     expect(walsAndTables(dir).filter(isTable)).toHaveLength(live());
     for (let i = 6000; i < 9000; i += 100) await db.batch(batch(i, 100));
     await db.close();
-    expect(fs.async).toBeGreaterThan(10);
+    expect(fs.begun).toBeGreaterThan(10);
+    expect(fs.finished, 'close resolved with removals under way').toBe(fs.begun);
     const reopened = await DB.open(dir);
     expect(reopened.getSync(key(8999))?.toString()).toBe(value(8999));
     expect(reopened.getSync(key(1))?.toString()).toBe(value(1));
