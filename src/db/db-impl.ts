@@ -355,7 +355,7 @@ export class DBImpl {
     }
     this.#memLogStart = image.resumedFrom || this.#logNumber;
     if (image.unused) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_FILE));
-    this.#deleteObsoleteFiles();
+    this.#deleteObsoleteFiles(true);
     if (inBackground) this.#bg.startFlush(this.#memLogStart);
     this.#bg.scheduleCompaction();
     this.#info.log(
@@ -1060,9 +1060,10 @@ export class DBImpl {
    * Deletes WALs, MANIFESTs and tables no longer needed: never a table a live version names or a
    * job is writing. Nothing at all after a background error: a failed MANIFEST write may or may
    * not have reached the disk, so what is live on disk is unknown (as LevelDB's
-   * RemoveObsoleteFiles, which stops on bg_error).
+   * RemoveObsoleteFiles, which stops on bg_error). `now` (at open): removed before this returns,
+   * so an open leaves the directory as it will stay; otherwise off this thread (#removeObsolete).
    */
-  #deleteObsoleteFiles(): void {
+  #deleteObsoleteFiles(now = false): void {
     if (this.#bgError !== null) return;
     const versions = this.#versions;
     if (this.#imageWal !== 0 && !versions.isLiveLog(this.#imageWal)) {
@@ -1104,7 +1105,8 @@ export class DBImpl {
         if (parsed.type === FileType.TABLE) {
           for (const t of this.tables) t.evict(parsed.number);
         }
-        this.#removeObsolete(`${dir}/${name}`);
+        if (now) this.#removeLogged(`${dir}/${name}`);
+        else this.#removeObsolete(`${dir}/${name}`);
       }
     }
   }

@@ -228,9 +228,13 @@ export class NodeFileSystem implements FileSystem {
     }
   }
 
+  /**
+   * One unlink(2) on libuv's pool: the file is gone once that request has run, even on a thread
+   * that never yields to the event loop (`fs.rm` would wait there for its lstat's callback first).
+   */
   removeAsync(path: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      fs.rm(path, { force: true }, (err) => (err ? reject(wrap('remove', path, err)) : resolve()));
+      fs.unlink(path, (err) => (err && err.code !== 'ENOENT' ? reject(wrap('remove', path, err)) : resolve()));
     });
   }
 

@@ -56,6 +56,26 @@ describe('obsolete files', () => {
     await reopened.close();
   });
 
+  it('are removed while a thread that never yields goes on writing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-wal-switch-'));
+    dirs.push(dir);
+    const db = await DB.open(dir, { writeBufferSize: 32 * 1024, maxFileSize: 32 * 1024 });
+    const wals = (): number => readdirSync(dir).filter(isWal).length;
+    const sleep = new Int32Array(new SharedArrayBuffer(4));
+    let most = 0;
+    // No await from here to the end of the loop: the removals' callbacks never run, the unlinks must not need them.
+    for (let i = 0; i < 20_000; i += 100) {
+      db.batchSync(batch(i, 100));
+      if (i % 2000 === 1900) {
+        let n = wals();
+        for (let tries = 0; n > 3 && tries < 200; tries++, n = wals()) Atomics.wait(sleep, 0, 0, 5);
+        most = Math.max(most, n);
+      }
+    }
+    expect(most, 'WAL files present at a look, the loop not having yielded').toBeLessThanOrEqual(3);
+    await db.close();
+  });
+
   it('go through remove on a file system without removeAsync', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-wal-switch-'));
     dirs.push(dir);
