@@ -79,8 +79,9 @@ export interface Options {
    * blocks read from it): each data block a lookup or a seek reads joins the file's image once
    * read from the file and verified, and is decoded from memory after that instead of asking the
    * OS again — as LevelDB's mmap-ed tables are paged in. An image counts at its file's size;
-   * least recently used files go first; 0 turns it off. Off by default because the process then holds what it read, up to this
-   * size, and gains only once a table's blocks are read again: with 128 MiB, random `getSync`s on
+   * least recently used files go first; 0 turns it off. Off by default because the process then
+   * holds what it read, up to this size, and gains only once a table's blocks are read again:
+   * with 128 MiB, random `getSync`s on
    * a settled 1M-key database took 15-23% less time, but in bench/db, whose reads meet merges still
    * running, no less (11.8 against 11.2 µs on copies of one database), seeks 18% less, for peak
    * RSS +68-80 MB (BENCHMARKS.md, session 16).

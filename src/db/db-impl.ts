@@ -128,8 +128,6 @@ export class DBImpl {
   #logNumber = 0;
   /** Obsolete files being removed off this thread (#removeObsolete), by path. */
   readonly #removals = new Map<string, Promise<void>>();
-  /** Set once close has closed the files (the info log among them). */
-  #closedFiles = false;
   /** The oldest WAL holding records of the live memtables (`mem`); older live WALs hold `imm`'s. */
   #memLogStart = 0;
   /** The first WAL the memtable image on disk holds (0: none): the image goes once that WAL does. */
@@ -1018,7 +1016,7 @@ export class DBImpl {
   #removeObsolete(path: string): void {
     const fs = this.fs;
     if (fs.removeAsync === undefined) {
-      this.#removeLogged(path);
+      this.#removeQuietly(path);
       return;
     }
     if (this.#removals.has(path)) return;
@@ -1028,18 +1026,10 @@ export class DBImpl {
         () => void this.#removals.delete(path),
         (err: unknown) => {
           this.#removals.delete(path);
-          if (!this.#closedFiles) this.#info.log(`could not delete ${path}: ${(err as Error).message}`);
+          this.#info.log(`could not delete ${path}: ${(err as Error).message}`); // a no-op once closed
         },
       ),
     );
-  }
-
-  #removeLogged(path: string): void {
-    try {
-      this.fs.remove(path);
-    } catch (err) {
-      this.#info.log(`could not delete ${path}: ${(err as Error).message}`);
-    }
   }
 
   /** Resolves once the obsolete files being removed now are (failures are logged, not thrown). */
@@ -1105,7 +1095,7 @@ export class DBImpl {
         if (parsed.type === FileType.TABLE) {
           for (const t of this.tables) t.evict(parsed.number);
         }
-        if (now) this.#removeLogged(`${dir}/${name}`);
+        if (now) this.#removeQuietly(`${dir}/${name}`);
         else this.#removeObsolete(`${dir}/${name}`);
       }
     }
@@ -1271,7 +1261,6 @@ export class DBImpl {
   }
 
   #closeFiles(): void {
-    this.#closedFiles = true;
     try {
       this.#log?.close();
     } catch {

@@ -10,15 +10,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import type { FileSystem } from '../../src/fs/file-system.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
+import { key, value, putBatch } from '../support/scattered-keys.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 const isWal = (name: string): boolean => name.endsWith('.log');
 const isTable = (name: string): boolean => name.endsWith('.ldb');
-const key = (i: number): string => `key-${String(Math.imul(i, 0x9e3779b1) >>> 0).padStart(10, '0')}`;
-const value = (i: number): string => `value-${i}-`.repeat(8);
-const batch = (from: number, n: number) => Array.from({ length: n }, (_, j) => ({ type: 'put' as const, key: key(from + j), value: value(from + j) }));
 
 describe('obsolete files', () => {
   /** A NodeFileSystem whose removeAsync takes a while, counting removals begun and finished. */
@@ -40,13 +38,13 @@ describe('obsolete files', () => {
     dirs.push(dir);
     const fs = new SlowRemoval();
     const db = await DB.open(dir, { fs, writeBufferSize: 32 * 1024, maxFileSize: 32 * 1024 });
-    for (let i = 0; i < 6000; i += 100) await db.batch(batch(i, 100));
+    for (let i = 0; i < 6000; i += 100) await db.batch(putBatch(i, 100));
     const live = (): number => [0, 1, 2, 3].reduce((n, level) => n + Number(db.getProperty(`sievekv.num-files-at-level${level}`)), 0);
     await db.compactRange(undefined, undefined);
     // One WAL (the fresh one) and the live tables: nothing obsolete left behind.
     expect(walsAndTables(dir).filter(isWal)).toHaveLength(1);
     expect(walsAndTables(dir).filter(isTable)).toHaveLength(live());
-    for (let i = 6000; i < 9000; i += 100) await db.batch(batch(i, 100));
+    for (let i = 6000; i < 9000; i += 100) await db.batch(putBatch(i, 100));
     await db.close();
     expect(fs.begun).toBeGreaterThan(10);
     expect(fs.finished, 'close resolved with removals under way').toBe(fs.begun);
@@ -65,7 +63,7 @@ describe('obsolete files', () => {
     let most = 0;
     // No await from here to the end of the loop: the removals' callbacks never run, the unlinks must not need them.
     for (let i = 0; i < 20_000; i += 100) {
-      db.batchSync(batch(i, 100));
+      db.batchSync(putBatch(i, 100));
       if (i % 2000 === 1900) {
         let n = wals();
         for (let tries = 0; n > 3 && tries < 200; tries++, n = wals()) Atomics.wait(sleep, 0, 0, 5);
@@ -95,7 +93,7 @@ describe('obsolete files', () => {
       },
     }) as FileSystem;
     const db = await DB.open(dir, { fs, writeBufferSize: 32 * 1024, maxFileSize: 32 * 1024 });
-    for (let i = 0; i < 3000; i += 100) db.batchSync(batch(i, 100));
+    for (let i = 0; i < 3000; i += 100) db.batchSync(putBatch(i, 100));
     await db.compactRange(undefined, undefined);
     expect(walsAndTables(dir).filter(isWal)).toHaveLength(1);
     await db.close();

@@ -9,12 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
+import { key, value } from '../support/scattered-keys.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-const key = (i: number): string => `key-${String(Math.imul(i, 0x9e3779b1) >>> 0).padStart(10, '0')}`; // scattered: merges, not moves
-const value = (i: number): string => `value-${i}-`.repeat(8);
 /** Small memtables and tables; level-0 triggers that never make a writer wait. */
 const options = { writeBufferSize: 32 * 1024, maxFileSize: 32 * 1024, l0SlowdownTrigger: 1000, l0StopTrigger: 1000 };
 const LIMIT_MS = 20_000;

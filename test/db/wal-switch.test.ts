@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import type { WritableFile } from '../../src/fs/file-system.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { putBatch } from '../support/scattered-keys.js';
 
 type Event = { op: 'create' | 'append' | 'sync'; file: string };
 
@@ -47,9 +48,6 @@ class RecordingFileSystem extends MemFileSystem {
 
 const isWal = (name: string): boolean => name.endsWith('.log');
 const isTable = (name: string): boolean => name.endsWith('.ldb');
-const key = (i: number): string => `key-${String(Math.imul(i, 0x9e3779b1) >>> 0).padStart(10, '0')}`;
-const value = (i: number): string => `value-${i}-`.repeat(8);
-const batch = (from: number, n: number) => Array.from({ length: n }, (_, j) => ({ type: 'put' as const, key: key(from + j), value: value(from + j) }));
 
 describe('the WAL a memtable switch leaves', () => {
   it('is synced before the new WAL gets a record, once, and while the writer waits for the previous flush', async () => {
@@ -57,7 +55,7 @@ describe('the WAL a memtable switch leaves', () => {
     const db = await DB.open('/db', { fs, writeBufferSize: 16 * 1024 });
     // A loop that never yields: the flush a switch starts (inline on this file system) runs only
     // when the next switch has to wait for it.
-    for (let i = 0; i < 3000; i += 50) db.batchSync(batch(i, 50));
+    for (let i = 0; i < 3000; i += 50) db.batchSync(putBatch(i, 50));
     await db.close();
 
     const wals = [...new Set(fs.events.filter((e) => isWal(e.file) && e.op === 'create').map((e) => e.file))];
