@@ -4,7 +4,8 @@
  *   0 none    the contents as they are.
  *   1 snappy  Snappy's raw format (what LevelDB writes): varint32 uncompressed length, then
  *             Snappy elements. Through the `snappy` package's compressSync / uncompressSync
- *             (raw, not framed).
+ *             (raw, not framed), loaded at the first snappy block: a process that meets none
+ *             (sievekv writes lz4) does not pay the ~8 MB of RSS the addon takes once loaded.
  *   4 lz4     RocksDB's kLZ4Compression with format_version >= 2: varint32 uncompressed length,
  *             then one raw LZ4 block (no frame). RocksDB reads it in a table whose footer says
  *             format_version 2, as LZ4 tables' footers do (footer.ts); LevelDB cannot.
@@ -24,12 +25,20 @@
  * CORRUPTION naming the file and the block's offset.
  */
 import { compressSync as lz4CompressSync, uncompressSync as lz4UncompressSync } from 'lz4-napi';
-import { compressSync as snappyCompressSync, uncompressSync as snappyUncompressSync } from 'snappy';
+import { createRequire } from 'node:module';
 import { corruption, notSupported } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import { putVarint32, varint32Length } from '../format/varint.js';
 import { LOOKUP_OUTPUT_START, type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
+
+type Snappy = Pick<typeof import('snappy'), 'compressSync' | 'uncompressSync'>;
+let snappyCodec: Snappy | undefined;
+/** The `snappy` addon, loaded on first use (see the file comment). */
+function snappy(): Snappy {
+  snappyCodec ??= createRequire(import.meta.url)('snappy') as Snappy;
+  return snappyCodec;
+}
 
 /** Persisted: the compression type byte of block trailers. Never renumber. */
 export const CompressionType = {
@@ -93,7 +102,7 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
     case CompressionType.NONE:
       return raw;
     case CompressionType.SNAPPY:
-      return snappyCompressSync(raw);
+      return snappy().compressSync(raw);
     case CompressionType.LZ4: {
       const out = lz4CompressSync(asBuffer(raw));
       const size = raw.length;
@@ -135,7 +144,7 @@ export function decompressBlock(
       const declared = readDeclaredSize(bytes, 0, bytes.length, 'snappy', file, offset, maxSize, SNAPPY_MAX_RATIO * bytes.length);
       let out: Buffer;
       try {
-        out = snappyUncompressSync(bytes, { asBuffer: true }) as Buffer;
+        out = snappy().uncompressSync(bytes, { asBuffer: true }) as Buffer;
       } catch (cause) {
         throw corruption('corrupted snappy compressed block contents', { file, offset, cause });
       }
