@@ -137,8 +137,8 @@ export const sievekvEngine: Engine = {
     'level 0 compacted at 4 files, slowed at 20, stopped at 36, writeBufferSize 4 MiB, blockSize 4 KiB, block cache 8 MiB, maxFileSize 2 MiB, block checksums verified on read',
   memory:
     'the memtable (writeBufferSize 4 MiB of nodes: keys, values, 12 + 4·height bytes of header and tower each, in one buffer ' +
-    'of 4.5 MiB allocated up front, plus an 80 KiB Bloom); while a flush runs, the full memtable too and a copy of its buffer ' +
-    'transferred to the flush worker and back; up to two idle 4.5 MiB buffers kept for the next memtables and copies; the block cache (8 MiB of uncompressed blocks); open tables (up to maxOpenFiles 1000) with their index ' +
+    'of 4.5 MiB allocated up front, plus an 80 KiB Bloom); while a flush runs, the full memtable too (the flush ' +
+    'worker reads its buffer in place, a SharedArrayBuffer); an idle 4.5 MiB buffer kept for the next memtable (up to two); the block cache (8 MiB of uncompressed blocks); open tables (up to maxOpenFiles 1000) with their index ' +
     'blocks and filters (per-block Bloom, whole-table blocked Bloom); worker threads for flushes and compactions (one on a machine of 2 cores or fewer, else two), each with its own V8 heap ' +
     '(young generation capped at 8 MiB; the compaction one holds the blocks it merges and the filter keys of the table it ' +
     'builds); a 32 KiB WAL frame; a 256 KiB readahead window per table iterator reading blocks in sequence (scans, and each merge input), up to four kept per thread for the next; ' +

@@ -128,8 +128,6 @@ export interface JobAnswer {
   readonly id: number;
   readonly result?: JobResult;
   readonly error?: SerializedError;
-  /** A flush's memtable copy (its buffer transferred back) and the bytes it used, for `recycle`. */
-  readonly arena?: { readonly buffer: ArrayBuffer; readonly used: number };
 }
 type WorkerMessage = WorkerReady | JobAnswer;
 
@@ -178,8 +176,6 @@ export interface WorkerRunnerOptions {
   readonly startWorker?: (port: MessagePort) => Worker;
   /** How long a worker may take to say it is ready. @defaultValue STARTUP_LIMIT_MS */
   readonly startupLimitMs?: number;
-  /** Takes the memtable copies flushes hand back, with the bytes each used (the database's ArenaPool). @defaultValue drop them */
-  readonly recycle?: (buffer: ArrayBuffer, used: number) => void;
 }
 
 function describeError(err: unknown): string {
@@ -194,7 +190,6 @@ export class WorkerRunner implements JobRunner {
   readonly #report: (message: string) => void;
   readonly #startWorker: (port: MessagePort) => Worker;
   readonly #startupLimitMs: number;
-  readonly #recycle: ((buffer: ArrayBuffer, used: number) => void) | undefined;
   /**
    * Jobs submitted and not yet done, in submission order. A job is kept until it is posted (a
    * fallback may still run it here), then dropped: its memtable copy can be large.
@@ -220,7 +215,6 @@ export class WorkerRunner implements JobRunner {
     this.#report = options.report ?? (() => {});
     this.#startWorker = options.startWorker ?? startJobWorker;
     this.#startupLimitMs = options.startupLimitMs ?? STARTUP_LIMIT_MS;
-    this.#recycle = options.recycle;
   }
 
   get pending(): number {
@@ -304,7 +298,6 @@ export class WorkerRunner implements JobRunner {
       for (const id of held) this.#post(id);
       return;
     }
-    if (m.arena !== undefined) this.#recycle?.(m.arena.buffer, m.arena.used);
     const entry = this.#waiting.get(m.id);
     if (entry === undefined) return;
     this.#waiting.delete(m.id);
@@ -320,8 +313,9 @@ export class WorkerRunner implements JobRunner {
     const entry = this.#waiting.get(id);
     if (entry === undefined || entry.job === null) return;
     const job = entry.job;
-    // A flush's memtable copy is moved to the worker, not cloned: it is the job's own.
-    const transfer = job.kind === 'flush' && !(job.entries instanceof MemTable) ? [job.entries.buffer] : [];
+    // A flush's memtable copy is moved to the worker, not cloned: it is the job's own. A shared
+    // arena is shared (memtable/arena-pool.ts): the worker reads it in place.
+    const transfer = job.kind === 'flush' && !(job.entries instanceof MemTable) && job.entries.buffer instanceof ArrayBuffer ? [job.entries.buffer] : [];
     this.#worker!.postMessage({ id, job, stop: this.#stop } satisfies JobMessage, transfer);
     entry.job = null;
   }

@@ -11,7 +11,6 @@ import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJobYielding } from './jobs.js';
 import { turn } from './job-steps.js';
 import { serializeError } from './job-errors.js';
-import { MemTable } from '../memtable/memtable.js';
 import type { JobAnswer, JobMessage, WorkerReady } from './runner.js';
 
 const port = (workerData as { port: MessagePort }).port;
@@ -32,18 +31,15 @@ async function mergeTurn(): Promise<void> {
 }
 
 async function run(message: JobMessage, between: () => Promise<void>): Promise<void> {
-  let answer: Omit<JobAnswer, 'arena'>;
+  let answer: JobAnswer;
   try {
     answer = { id: message.id, result: await executeJobYielding(fs, message.job, message.stop, between) };
   } catch (err) {
     answer = { id: message.id, error: serializeError(err) };
   }
-  // A flush's copy of the memtable goes back with the answer, for the database to reuse
-  // (memtable/arena-pool.ts): left here, it would wait for this heap's next full collection.
-  const job = message.job;
-  const state = job.kind === 'flush' && !(job.entries instanceof MemTable) ? job.entries : undefined;
-  if (state === undefined) port.postMessage(answer);
-  else port.postMessage({ ...answer, arena: { buffer: state.buffer, used: state.words * 4 } } satisfies JobAnswer, [state.buffer]);
+  // Once answered, this thread no longer reads a flush's memtable: a shared arena goes back to the
+  // database's pool when the flush is installed (memtable/arena-pool.ts).
+  port.postMessage(answer);
 }
 
 /** `run` answers every error itself; one it could not answer (postMessage failing) ends the worker as an uncaught exception, and the runner fails its jobs and starts a new one. */

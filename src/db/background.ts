@@ -34,7 +34,6 @@
  * writes fail with it, reads go on, and the files of the failed job are removed.
  */
 import { filterChoice, policySpec } from '../compaction/policy-spec.js';
-import type { ArenaPool } from '../memtable/arena-pool.js';
 import { pickCompaction, pickRangeCompaction, type CompactionChoice } from '../compaction/picker.js';
 import type { FlushJob, JobResult, TableShape } from '../compaction/jobs.js';
 import { outputBound } from '../compaction/compaction.js';
@@ -66,8 +65,6 @@ export interface BackgroundHost {
   readonly options: ResolvedOptions;
   readonly versions: VersionSet;
   readonly regions: readonly Region[];
-  /** Where memtables take their arenas and flushes give theirs back. */
-  readonly arenas: ArenaPool;
   readonly tables: readonly TableAccess[];
   readonly snapshots: SnapshotList;
   readonly stats: DBStats;
@@ -130,8 +127,7 @@ export class BackgroundWork {
     };
     // A worker that cannot start says so in the LOG, and its jobs run on this thread instead.
     const report = (message: string): void => host.info.log(message);
-    const recycle = (buffer: ArrayBuffer, used: number): void => host.arenas.give(buffer, used);
-    this.#flushRunner = useWorkers ? new WorkerRunner({ name: 'flush', fs: options.fs, report, recycle }) : new InlineRunner(options.fs);
+    this.#flushRunner = useWorkers ? new WorkerRunner({ name: 'flush', fs: options.fs, report }) : new InlineRunner(options.fs);
     // One worker runs every job; a second (backgroundThreads 2) the merges, and with the first the
     // two parts of a split level-0 merge.
     this.#compactRunner = !useWorkers

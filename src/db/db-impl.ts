@@ -31,7 +31,7 @@ import { KeyProbes } from '../filter/key-probes.js';
 import { ArenaPool } from '../memtable/arena-pool.js';
 import { EntryRun } from '../memtable/entry-run.js';
 import { Lookup, MemTable } from '../memtable/memtable.js';
-import { storageBytes, type SkipListState } from '../memtable/skiplist.js';
+import { storageBytes, type ListBuffer, type SkipListState } from '../memtable/skiplist.js';
 import {
   MAX_IMAGE_WALS,
   MEMTABLE_IMAGE_FILE,
@@ -179,7 +179,6 @@ export class DBImpl {
       options,
       versions: this.#versions,
       regions: this.regions,
-      arenas: this.arenas,
       tables: this.tables,
       snapshots: this.snapshots,
       stats: this.stats,
@@ -475,8 +474,8 @@ export class DBImpl {
     if (!fs.exists(path)) return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: false };
     const arenas = this.arenas;
     // The arenas the image is read into, and how much of each it wrote: those not kept go back.
-    const taken: { buffer: ArrayBuffer; used: number }[] = [];
-    const arena = (used: number): ArrayBuffer => {
+    const taken: { buffer: ListBuffer; used: number }[] = [];
+    const arena = (used: number): ListBuffer => {
       const buffer = used <= arenas.arenaBytes ? arenas.takeZeroed() : new ArrayBuffer(used);
       taken.push({ buffer, used });
       return buffer;

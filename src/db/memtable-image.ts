@@ -41,7 +41,7 @@ import { join } from 'node:path';
 import { getFixed32, getFixed64, putFixed32, putFixed64 } from '../format/coding.js';
 import { crc32c, maskCrc } from '../format/crc32c.js';
 import type { FileSystem } from '../fs/file-system.js';
-import { skipListStateProblem, type SkipListState, type SkipListView } from '../memtable/skiplist.js';
+import { skipListStateProblem, type ListBuffer, type SkipListState, type SkipListView } from '../memtable/skiplist.js';
 import { logFileName } from '../version/filenames.js';
 
 export const MEMTABLE_IMAGE_FILE = 'MEMTABLE';
@@ -159,7 +159,7 @@ export interface ImagePart {
  * buffer of at least that many bytes, every byte zero (a memtable arena; by default a new buffer).
  * Returns why not if the bytes are not an intact image of this format.
  */
-export function decodeMemTableImage(bytes: Uint8Array, arena: (used: number) => ArrayBuffer = (used) => new ArrayBuffer(used)): ImagePart[] | string {
+export function decodeMemTableImage(bytes: Uint8Array, arena: (used: number) => ListBuffer = (used) => new ArrayBuffer(used)): ImagePart[] | string {
   return decodeFrom(
     {
       size: bytes.length,
@@ -177,7 +177,7 @@ export function decodeMemTableImage(bytes: Uint8Array, arena: (used: number) => 
  * `decodeMemTableImage` of the file at `path`, read straight into its places: each part's storage
  * into its arena, the rest a few bytes at a time (no buffer of the file's size, and no second copy).
  */
-export function readMemTableImage(fs: FileSystem, path: string, arena: (used: number) => ArrayBuffer): ImagePart[] | string {
+export function readMemTableImage(fs: FileSystem, path: string, arena: (used: number) => ListBuffer): ImagePart[] | string {
   const file = fs.openReadable(path);
   try {
     return decodeFrom(
@@ -206,7 +206,7 @@ interface ImageSource {
   read(dst: Uint8Array, length: number, position: number): boolean;
 }
 
-function decodeFrom(source: ImageSource, arena: (used: number) => ArrayBuffer): ImagePart[] | string {
+function decodeFrom(source: ImageSource, arena: (used: number) => ListBuffer): ImagePart[] | string {
   try {
     return decode(source, arena);
   } catch (err) {
@@ -219,7 +219,7 @@ function decodeFrom(source: ImageSource, arena: (used: number) => ArrayBuffer): 
  * the trailer before any part's storage is walked (skipListStateProblem): every length is checked
  * against the bytes present before it is read or allocated.
  */
-function decode(source: ImageSource, arena: (used: number) => ArrayBuffer): ImagePart[] | string {
+function decode(source: ImageSource, arena: (used: number) => ListBuffer): ImagePart[] | string {
   if (!LITTLE_ENDIAN) return 'a big-endian machine reads no images';
   const size = source.size;
   if (size < PREFIX_BYTES + 4) return `${size} bytes is too short`;

@@ -320,11 +320,12 @@ export class MemTable {
   }
 
   /**
-   * The entries' storage, for a flush on another thread: a copy (into a recycled arena when the
-   * memtable has a pool), which the worker may hand back to the pool. Only for an immutable memtable.
+   * The entries' storage, for a flush on another thread: the arena itself when it is a shared one
+   * (a pool's), read in place, else a copy (SkipList.exportState). Only for an immutable memtable,
+   * and it must not be retired before the other thread is done reading.
    */
   exportState(): SkipListState {
-    return this.#list.exportState(this.#pool?.take(this.#list.storageView().words * 4));
+    return this.#list.exportState();
   }
 
   /**

@@ -12,8 +12,9 @@
  * node's height (most nodes have one pointer), so a node costs 12 + 4·height bytes beyond its key
  * and value.
  *
- * Once the memtable is full, a flush on a worker thread gets a copy of the buffer (one memcpy,
- * transferred), and its table builder takes the internal keys and values straight from it.
+ * Once the memtable is full, a flush on a worker thread reads the buffer in place (a database's
+ * arenas are SharedArrayBuffers; a plain buffer is copied once and the copy transferred), and its
+ * table builder takes the internal keys and values straight from it.
  *
  * Insert-only: nothing is removed, so node indexes stay valid for the list's lifetime and bytes
  * returned by `keyOf`/`valueOf` are not overwritten while the list has its storage (a grown
@@ -47,9 +48,15 @@ const NATIVE_COMPARE_FROM = 32;
 const INITIAL_BYTES = 64 * 1024;
 const TWO_POW_24 = 16777216;
 
-/** A skiplist's storage, structured-cloneable (and its buffer transferable). */
+/**
+ * A list's buffer: an ArrayBuffer, or a SharedArrayBuffer (a database's recycled arenas,
+ * memtable/arena-pool.ts), which a flush's worker reads in place.
+ */
+export type ListBuffer = ArrayBuffer | SharedArrayBuffer;
+
+/** A skiplist's storage, structured-cloneable (a shared buffer is shared, a plain one copied or transferred). */
 export interface SkipListState {
-  buffer: ArrayBuffer;
+  buffer: ListBuffer;
   /** Words in use. */
   words: number;
   count: number;
@@ -65,10 +72,11 @@ export interface SkipListView {
 }
 
 /**
- * A plain ArrayBuffer, not a SharedArrayBuffer: V8 counts an ArrayBuffer's bytes as external
- * memory and collects a dead memtable's buffer promptly, while dead SharedArrayBuffers piled up
- * (170 MB of them at the peak of a 1,000,000-key fill). A flush gets a copy, transferred. Even
- * so a dead ArrayBuffer waits for a collection: a database recycles its arenas (arena-pool.ts).
+ * A plain ArrayBuffer, not a SharedArrayBuffer, for a list that allocates its own (one without an
+ * arena, or grown past it): V8 counts an ArrayBuffer's bytes as external memory and collects a
+ * dead one promptly, while dead SharedArrayBuffers piled up (170 MB of them at the peak of a
+ * 1,000,000-key fill, before arenas were recycled). A flush gets a copy of such a buffer. A
+ * database's arenas are shared buffers, never dropped (arena-pool.ts).
  */
 function allocate(bytes: number): ArrayBuffer {
   return new ArrayBuffer(bytes);
@@ -140,7 +148,7 @@ function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: n
 }
 
 export class SkipList {
-  #buffer!: ArrayBuffer;
+  #buffer!: ListBuffer;
   #words!: Int32Array;
   #bytes!: Uint8Array;
   /** The same bytes as a Buffer, for memcmp of long keys. */
@@ -159,13 +167,13 @@ export class SkipList {
    * An empty list in a new buffer of `initialBytes` (rounded up to whole words), or in `arena`: a
    * buffer every byte of which is zero (ArenaPool.takeZeroed), of at least 1 KiB and whole words.
    */
-  constructor(initialBytes = INITIAL_BYTES, arena?: ArrayBuffer) {
+  constructor(initialBytes = INITIAL_BYTES, arena?: ListBuffer) {
     this.#adopt(arena ?? allocate(storageBytes(initialBytes)));
     this.#words[HEIGHT] = MAX_HEIGHT;
   }
 
   /** Makes `buffer` the list's storage, with its views. */
-  #adopt(buffer: ArrayBuffer): void {
+  #adopt(buffer: ListBuffer): void {
     this.#buffer = buffer;
     this.#words = new Int32Array(buffer);
     this.#bytes = new Uint8Array(buffer);
@@ -173,20 +181,13 @@ export class SkipList {
   }
 
   /**
-   * The list's storage, for another thread to read (a flush in a worker): a copy of the bytes in
-   * use (one memcpy; the job transfers it, so it is not copied again), written into `into` when
-   * that is large enough (a recycled arena), else into a new buffer. Only for a list no one
-   * inserts into anymore.
+   * The list's storage, for another thread to read (a flush in a worker): a shared buffer itself,
+   * which the other thread reads in place, else a copy of the bytes in use (one memcpy; the job
+   * transfers it, so it is not copied again). Only for a list no one inserts into anymore, whose
+   * buffer is not reused until the other thread is done with it.
    */
-  exportState(into?: ArrayBuffer): SkipListState {
-    const used = this.#top * 4;
-    let buffer: ArrayBuffer;
-    if (into !== undefined && into.byteLength >= used) {
-      new Uint8Array(into, 0, used).set(this.#bytes.subarray(0, used));
-      buffer = into;
-    } else {
-      buffer = this.#buffer.slice(0, used);
-    }
+  exportState(): SkipListState {
+    const buffer = this.#buffer instanceof ArrayBuffer ? this.#buffer.slice(0, this.#top * 4) : this.#buffer;
     return { buffer, words: this.#top, count: this.#count, height: this.#height };
   }
 
@@ -195,7 +196,7 @@ export class SkipList {
    * of it are in use, and leaves this list empty (a read finds nothing; an insert starts a new
    * buffer). Only for a list no one reads or inserts into anymore.
    */
-  releaseStorage(): { buffer: ArrayBuffer; used: number } {
+  releaseStorage(): { buffer: ListBuffer; used: number } {
     const released = { buffer: this.#buffer, used: this.#top * 4 };
     this.#adopt(allocate(HEAD_WORDS * 4));
     this.#words[HEIGHT] = MAX_HEIGHT;
@@ -208,7 +209,7 @@ export class SkipList {
   }
 
   /**
-   * A list over exported storage (a flush's copy, a memtable image), taking `state.buffer` as its
+   * A list over exported storage (a flush's arena or copy, a memtable image), taking `state.buffer` as its
    * own. Inserts go on where the list left off (a buffer with no room left grows as any does).
    */
   static fromState(state: SkipListState): SkipList {

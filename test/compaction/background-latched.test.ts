@@ -18,7 +18,6 @@ import { ioError, type SieveError } from '../../src/errors.js';
 import type { WritableFile } from '../../src/fs/file-system.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { ValueType } from '../../src/format/internal-key.js';
-import { ArenaPool } from '../../src/memtable/arena-pool.js';
 import { MemTable } from '../../src/memtable/memtable.js';
 import { resolveOptions } from '../../src/options.js';
 import { BlockCache } from '../../src/sstable/block-cache.js';
@@ -78,7 +77,6 @@ function harness(): Harness {
     options,
     versions,
     regions: [region],
-    arenas: new ArenaPool(4096),
     tables: [new TableAccess(fs, DIR, 0, options, stats, new BlockCache(1 << 20))],
     snapshots: new SnapshotList(),
     stats,

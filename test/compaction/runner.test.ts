@@ -6,7 +6,8 @@ import { isSieveError } from '../../src/errors.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { ValueType } from '../../src/format/internal-key.js';
-import { MemTable } from '../../src/memtable/memtable.js';
+import { ArenaPool } from '../../src/memtable/arena-pool.js';
+import { Lookup, MemTable } from '../../src/memtable/memtable.js';
 import { CompressionType } from '../../src/sstable/compression.js';
 import { TableCache } from '../../src/sstable/table-cache.js';
 import type { CompactJob, Job, JobResult, TableShape } from '../../src/compaction/jobs.js';
@@ -65,27 +66,38 @@ describe('background runners', () => {
     await runner.close();
   });
 
-  it("a worker hands a flush's memtable copy back to `recycle` once the flush is done, and the table is whole", async () => {
+  it('a worker flushes a memtable in a shared arena in place: no copy, nothing moved, and the table is whole', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
     dirs.push(dir);
-    const returned: ArrayBuffer[] = [];
-    const used: number[] = [];
-    const runner = new WorkerRunner({
-      recycle: (buffer, bytesUsed) => {
-        returned.push(buffer);
-        used.push(bytesUsed);
-      },
-    });
-    const state = memtable(2000).exportState();
-    const bytes = state.buffer.byteLength;
-    const words = state.words;
+    const runner = new WorkerRunner();
+    const pool = new ArenaPool(256 * 1024);
+    const mem = new MemTable({ pool });
+    for (let i = 0; i < 2000; i++) mem.add(i + 1, ValueType.VALUE, Buffer.from(`key-${String(i).padStart(5, '0')}`), Buffer.alloc(40, i & 0xff));
+    const state = mem.exportState();
+    expect(state.buffer).toBeInstanceOf(SharedArrayBuffer);
+    const before = Buffer.from(new Uint8Array(state.buffer, 0, state.words * 4));
     const result = await run(runner, { kind: 'flush', dir, number: 8, entries: state, shape });
     if (result.kind !== 'flush') throw new Error('flush failed');
-    // Transferred back: the same bytes, usable on this thread again, after the table was written.
-    expect(returned.map((b) => b.byteLength)).toEqual([bytes]);
-    expect(used).toEqual([words * 4]);
-    expect(new Uint8Array(returned[0]!).some((b) => b !== 0)).toBe(true);
     expect(countEntries(new NodeFileSystem(), dir, 8, result.file.fileSize)).toBe(2000);
+    // Still this thread's memtable, unchanged: shared, not transferred (a transfer would detach it).
+    expect(state.buffer.byteLength).toBe(256 * 1024);
+    expect(Buffer.from(new Uint8Array(state.buffer, 0, state.words * 4)).equals(before)).toBe(true);
+    expect(mem.get(Buffer.from('key-01234'), 5000)).toBe(Lookup.FOUND);
+    await runner.close();
+  });
+
+  it('a memtable in a plain buffer is flushed from a copy, moved to the worker', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+    dirs.push(dir);
+    const runner = new WorkerRunner();
+    const mem = memtable(2000);
+    const state = mem.exportState();
+    expect(state.buffer).toBeInstanceOf(ArrayBuffer);
+    const result = await run(runner, { kind: 'flush', dir, number: 9, entries: state, shape });
+    if (result.kind !== 'flush') throw new Error('flush failed');
+    expect(countEntries(new NodeFileSystem(), dir, 9, result.file.fileSize)).toBe(2000);
+    expect(state.buffer.byteLength).toBe(0); // the copy went to the worker
+    expect(mem.count).toBe(2000); // the memtable keeps its own buffer
     await runner.close();
   });
 

@@ -3,7 +3,7 @@
  * memtable's. An iterator opened before the flush still reads the old memtable, so its arena must
  * not be reused until the iterator closes. These write many memtables' worth behind an open
  * iterator, with the in-memory file system (flushes on this thread) and with the real one (a
- * worker, whose copy of each flushed memtable comes back to the pool), and check the iterator
+ * worker, which reads each flushed memtable's shared arena in place), and check the iterator
  * still sees exactly what the database held when it was opened.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
