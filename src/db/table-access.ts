@@ -17,7 +17,7 @@ import { GetStatus, TableGetResult } from '../sstable/table.js';
 import { TableCache } from '../sstable/table-cache.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
 import type { FileMetaData } from '../version/version-edit.js';
-import { compareUserKeyTo, Version } from '../version/version.js';
+import { BELOW_LEVEL, compareUserKeyFrom, Version } from '../version/version.js';
 import type { DBStats } from './stats.js';
 
 /**
@@ -71,16 +71,23 @@ export class TableAccess {
     probes.reset(userKey);
     // Level 0 newest first (its files may overlap), then the one file per level that may hold it.
     // Written out rather than through Version.forEachCandidate: no closure per lookup.
+    // The range checks compare from the bytes the key shares with every bound of the level.
     const levels = version.regions[region]!;
-    for (const file of levels[0]!) {
-      if (compareUserKeyTo(userKey, file.smallest) < 0 || compareUserKeyTo(userKey, file.largest) > 0) continue;
-      if (this.#consult(file, lookupKey, userKey, probes) !== GetStatus.NOT_FOUND) return this.#answer();
+    const level0 = levels[0]!;
+    const from0 = level0.length === 0 ? BELOW_LEVEL : version.comparisonStart(region, 0, userKey);
+    if (from0 >= 0) {
+      for (const file of level0) {
+        if (compareUserKeyFrom(userKey, file.smallest, from0) < 0 || compareUserKeyFrom(userKey, file.largest, from0) > 0) continue;
+        if (this.#consult(file, lookupKey, userKey, probes) !== GetStatus.NOT_FOUND) return this.#answer();
+      }
     }
     for (let level = 1; level < levels.length; level++) {
       const files = levels[level]!;
       if (files.length === 0) continue;
-      const i = Version.findFileByUserKey(files, userKey);
-      if (i === files.length || compareUserKeyTo(userKey, files[i]!.smallest) < 0) continue;
+      const from = version.comparisonStart(region, level, userKey);
+      if (from < 0) continue;
+      const i = Version.findFileByUserKey(files, userKey, from);
+      if (i === files.length || compareUserKeyFrom(userKey, files[i]!.smallest, from) < 0) continue;
       if (this.#consult(files[i]!, lookupKey, userKey, probes) !== GetStatus.NOT_FOUND) return this.#answer();
     }
     return undefined;

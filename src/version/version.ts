@@ -19,6 +19,36 @@ export function compareUserKeyTo(userKey: Uint8Array, internalKey: Uint8Array): 
   return compareByteRanges(userKey, 0, userKey.length, internalKey, 0, internalKey.length - TRAILER);
 }
 
+/**
+ * `compareUserKeyTo` from byte `from` on: for a user key and an internal key known to share their
+ * first `from` bytes (Version.comparisonStart).
+ */
+export function compareUserKeyFrom(userKey: Uint8Array, internalKey: Uint8Array, from: number): number {
+  return compareByteRanges(userKey, from, userKey.length, internalKey, from, internalKey.length - TRAILER);
+}
+
+/** Version.comparisonStart's answers for a key that sorts before, or after, every file bound of a level. */
+export const BELOW_LEVEL = -1;
+export const ABOVE_LEVEL = -2;
+
+/** The length of the prefix every smallest and largest user key of `files` (at least one) shares. */
+function sharedPrefixLength(files: readonly FileMetaData[]): number {
+  const first = files[0]!.smallest;
+  let p = Math.max(0, first.length - TRAILER);
+  for (const f of files) {
+    p = commonPrefixLength(first, f.smallest, p);
+    p = commonPrefixLength(first, f.largest, p);
+  }
+  return p;
+}
+
+function commonPrefixLength(a: Uint8Array, internalKey: Uint8Array, max: number): number {
+  const n = Math.min(max, internalKey.length - TRAILER);
+  let i = 0;
+  while (i < n && a[i] === internalKey[i]) i++;
+  return i;
+}
+
 /** Compares the user-key parts of two internal keys. */
 export function compareUserKeys(a: Uint8Array, b: Uint8Array): number {
   return compareByteRanges(a, 0, a.length - TRAILER, b, 0, b.length - TRAILER);
@@ -39,6 +69,8 @@ export class Version {
   readonly regions: readonly (readonly FileMetaData[])[][];
   #refs = 0;
   #onRelease: ((v: Version) => void) | undefined;
+  /** Per region and level, the length of the prefix all its file bounds share; -1 until asked. */
+  #sharedPrefixes: Int32Array[] | undefined;
 
   constructor(regions: FileMetaData[][][], onRelease?: (v: Version) => void) {
     this.regions = regions;
@@ -72,6 +104,30 @@ export class Version {
   }
 
   /**
+   * Where a lookup of `userKey` may start comparing it with the file bounds of (region, level),
+   * which must hold a file. Every smallest and largest user key there shares a prefix of p bytes
+   * (found once per version and level): a key that has it compares with any bound from byte p on,
+   * so the answer is p; a key that does not sorts on the same side of all of them, BELOW_LEVEL or
+   * ABOVE_LEVEL, and no file of the level can hold it. db_bench's keys (`%016d` below 10^6) share
+   * their first 10 bytes: a lookup's range checks against ten level-0 files compared 20 such
+   * prefixes byte by byte, a quarter of a lookup's time for an absent key (BENCHMARKS.md, session 18).
+   */
+  comparisonStart(region: number, level: number, userKey: Uint8Array): number {
+    const files = this.regions[region]![level]!;
+    const prefixes = (this.#sharedPrefixes ??= this.regions.map(() => new Int32Array(NUM_LEVELS).fill(-1)))[region]!;
+    let p = prefixes[level]!;
+    if (p < 0) p = prefixes[level] = sharedPrefixLength(files);
+    const bound = files[0]!.smallest;
+    const n = p < userKey.length ? p : userKey.length;
+    let i = 0;
+    while (i < n && userKey[i] === bound[i]) i++;
+    if (i === p) return p;
+    // A proper prefix of every bound sorts before them all.
+    if (i === userKey.length) return BELOW_LEVEL;
+    return userKey[i]! < bound[i]! ? BELOW_LEVEL : ABOVE_LEVEL;
+  }
+
+  /**
    * Index of the first file in a sorted level (L ≥ 1) whose largest key is ≥ the internal key,
    * or `files.length` (LevelDB's FindFile).
    */
@@ -86,13 +142,16 @@ export class Version {
     return lo;
   }
 
-  /** Index of the first file in a sorted level whose largest user key is ≥ `userKey`. */
-  static findFileByUserKey(files: readonly FileMetaData[], userKey: Uint8Array): number {
+  /**
+   * Index of the first file in a sorted level whose largest user key is ≥ `userKey`. `from`: the
+   * bytes every bound there shares with `userKey` (comparisonStart), compared no more.
+   */
+  static findFileByUserKey(files: readonly FileMetaData[], userKey: Uint8Array, from = 0): number {
     let lo = 0;
     let hi = files.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareUserKeyTo(userKey, files[mid]!.largest) > 0) lo = mid + 1;
+      if (compareUserKeyFrom(userKey, files[mid]!.largest, from) > 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
