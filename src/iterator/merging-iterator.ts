@@ -24,6 +24,7 @@
 import type { Comparator } from '../format/comparator.js';
 import { bytewiseInternalComparator } from '../format/internal-key-comparator.js';
 import { KeyProbes } from '../filter/key-probes.js';
+import { allocateBytes } from '../format/byte-arena.js';
 import { compareByteRanges } from '../format/bytes.js';
 import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import type { InternalIterator } from './internal-iterator.js';
@@ -70,9 +71,13 @@ export class MergingIterator implements InternalIterator {
     this.#children = children.slice();
     this.#compare = comparator.compare;
     this.#keys = children.map(() => EMPTY);
-    this.#heap = new Int32Array(children.length);
+    // Views of the byte arena: typed arrays this small made on their own live inside V8's heap
+    // object, slower to index and moved out at their first view (format/byte-arena.ts); an
+    // iterator is made per seek.
+    const heapBytes = allocateBytes(4 * children.length);
+    this.#heap = new Int32Array(heapBytes.buffer, heapBytes.byteOffset, children.length).fill(0);
     this.#lazy = comparator === bytewiseInternalComparator && children.some((c) => c.seekIfMayMatch !== undefined);
-    this.#deferred = new Uint8Array(children.length);
+    this.#deferred = allocateBytes(children.length).fill(0);
   }
 
   valid(): boolean {
@@ -102,7 +107,7 @@ export class MergingIterator implements InternalIterator {
       return;
     }
     const len = target.length;
-    if (this.#seekTarget.length < len) this.#seekTarget = new Uint8Array(Math.max(len, 2 * this.#seekTarget.length, 64));
+    if (this.#seekTarget.length < len) this.#seekTarget = allocateBytes(Math.max(len, 2 * this.#seekTarget.length, 64));
     const saved = this.#seekTarget;
     saved.set(target);
     this.#seekTargetLen = len;

@@ -281,7 +281,7 @@ export class BlockIterator {
   }
 
   /** The last view `key` made, and the buffer it views: reused while both still fit. */
-  private keyView: Uint8Array = new Uint8Array(0);
+  private keyView: Uint8Array = NO_RUN_KEYS; // returned only once keyViewOf is keyBuf: shared while empty
   private keyViewOf: Uint8Array | null = null;
 
   /**
