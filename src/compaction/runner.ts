@@ -192,7 +192,7 @@ export class WorkerRunner implements JobRunner {
   readonly #startupLimitMs: number;
   /**
    * Jobs submitted and not yet done, in submission order. A job is kept until it is posted (a
-   * fallback may still run it here), then dropped: its memtable copy can be large.
+   * fallback may still run it here), then dropped: a memtable copy it holds can be large.
    */
   readonly #waiting = new Map<number, { job: Job | null; done: JobCallback }>();
   #nextId = 1;

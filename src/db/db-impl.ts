@@ -434,8 +434,17 @@ export class DBImpl {
         const live = versions.liveFiles();
         for (const n of old.current.fileNumbers()) if (!live.has(n)) for (const t of this.tables) t.evict(n);
         old.close();
+        // The memtables replaced: their arenas go back once no iterator reads them.
+        for (const s of saved) {
+          s.imm?.retire();
+          s.mem.retire();
+        }
         return;
       } catch (err) {
+        for (const region of this.regions) {
+          if (!saved.some((s) => s.mem === region.mem)) region.mem.retire();
+          if (region.imm !== null && !saved.some((s) => s.imm === region.imm)) region.imm.retire();
+        }
         saved.forEach((s, i) => {
           this.regions[i]!.mem = s.mem;
           this.regions[i]!.imm = s.imm;
@@ -1214,6 +1223,13 @@ export class DBImpl {
     if (this.#versions.logNumber !== logNumber) this.#leaveMemTableImage();
     await this.#removalsSettled();
     this.#closeFiles();
+    // Nothing reads the memtables now (iterators ended, the image written, no job running):
+    // their arenas go to the next database opened (memtable/arena-pool.ts).
+    for (const region of this.regions) {
+      region.imm?.retire();
+      region.mem.retire();
+    }
+    this.arenas.close();
     this.#lock.release();
   }
 

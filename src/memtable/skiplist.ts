@@ -76,7 +76,7 @@ export interface SkipListView {
  * arena, or grown past it): V8 counts an ArrayBuffer's bytes as external memory and collects a
  * dead one promptly, while dead SharedArrayBuffers piled up (170 MB of them at the peak of a
  * 1,000,000-key fill, before arenas were recycled). A flush gets a copy of such a buffer. A
- * database's arenas are shared buffers, never dropped (arena-pool.ts).
+ * database's arenas are shared buffers, recycled so that few are ever dropped (arena-pool.ts).
  */
 function allocate(bytes: number): ArrayBuffer {
   return new ArrayBuffer(bytes);

@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { storageBytes } from '../../src/memtable/skiplist.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -63,5 +64,38 @@ describe('recycled memtable arenas', () => {
     const again = await DB.open(dir);
     for (let k = 0; k < 300; k++) expect(again.getSync(key(k))?.toString()).toBe(`round 9 ${'x'.repeat(40)}`);
     await again.close();
+  });
+
+  it('a closed database leaves its arenas to the next one opened: open, fill and close again allocate none (real files, worker flushes)', async () => {
+    // A dropped SharedArrayBuffer waits for a full collection its size does not bring on
+    // (memtable/arena-pool.ts): count the arenas allocated while databases come and go.
+    const writeBufferSize = 40_000; // arenas of a size no other test uses: the spares are the process's
+    const arenaBytes = storageBytes(writeBufferSize + (writeBufferSize >>> 3));
+    const Shared = globalThis.SharedArrayBuffer;
+    let allocated = 0;
+    globalThis.SharedArrayBuffer = class extends Shared {
+      constructor(length: number) {
+        super(length);
+        if (length === arenaBytes) allocated++;
+      }
+    } as typeof SharedArrayBuffer;
+    const perCycle: number[] = [];
+    try {
+      for (let cycle = 0; cycle < 4; cycle++) {
+        const dir = mkdtempSync(join(tmpdir(), 'sievekv-arenas-'));
+        dirs.push(dir);
+        const before = allocated;
+        const db = await DB.open(dir, { writeBufferSize });
+        for (let k = 0; k < 2000; k++) db.putSync(key(k), `value ${cycle} ${'y'.repeat(60)}`); // several switches and flushes
+        await new Promise((resolve) => setTimeout(resolve, 50)); // flushes install
+        expect(db.getSync(key(1999))?.toString()).toBe(`value ${cycle} ${'y'.repeat(60)}`);
+        await db.close();
+        perCycle.push(allocated - before);
+      }
+    } finally {
+      globalThis.SharedArrayBuffer = Shared;
+    }
+    expect(perCycle[0]).toBeGreaterThan(0);
+    expect(perCycle.slice(1)).toEqual([0, 0, 0]);
   });
 });

@@ -39,6 +39,29 @@ describe('ArenaPool', () => {
     expect(pool.size).toBe(0);
   });
 
+  it("a closed pool's arenas, and those given back after, go to the next pool of their size, two at most", () => {
+    const SIZE = 8192; // no other test's size: the spares are the process's
+    const first = new ArenaPool(SIZE, 1);
+    const [a, b, c] = [first.takeZeroed(), first.takeZeroed(), first.takeZeroed()];
+    new Uint8Array(a).fill(0x5a, 0, 100);
+    first.give(a, 100);
+    first.give(b, 0); // over the capacity of 1: kept for the next database, not dropped
+    first.close(); // a joins b
+    first.give(c, 0); // two spares of this size already: dropped
+    const next = new ArenaPool(SIZE);
+    const taken = [next.takeZeroed(), next.takeZeroed()];
+    expect(new Set(taken)).toEqual(new Set([a, b]));
+    for (const t of taken) expect(new Uint8Array(t).every((x) => x === 0)).toBe(true);
+    expect([a, b, c]).not.toContain(next.takeZeroed()); // the spares are used up
+    expect(new ArenaPool(SIZE * 2).takeZeroed().byteLength).toBe(SIZE * 2); // another size: a new one
+
+    const late = new ArenaPool(SIZE * 3);
+    const pinned = late.takeZeroed();
+    late.close();
+    late.give(pinned, 0); // a pinned memtable's arena, given back after the close
+    expect(new ArenaPool(SIZE * 3).takeZeroed()).toBe(pinned);
+  });
+
   it('zeroes the bytes a recycled buffer says may be dirty', () => {
     const pool = new ArenaPool(ARENA);
     const b = pool.takeZeroed();
