@@ -1,6 +1,6 @@
 /**
- * Owned byte arrays carved one after another out of shared chunks: decoded blocks, and the key
- * buffers iterators start with.
+ * Owned byte arrays carved one after another out of shared chunks: decoded blocks, the key
+ * buffers iterators start with, and a merging iterator's small arrays (one made per seek).
  *
  * Why: every block read from a file needs bytes of its own (the block cache keeps it, iterators
  * hold it after eviction), and a fresh 4 KiB typed array is an off-heap allocation that costs V8

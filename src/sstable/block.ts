@@ -226,6 +226,8 @@ export function setPooledBlockPoison(on: boolean): void {
 const RUN_FIELDS = 5;
 const NO_RUN_ENTRIES = new Int32Array(0);
 const NO_RUN_KEYS = new Uint8Array(0);
+/** A block iterator's key view before its first key: empty, so one for all of them. */
+const NO_KEY_VIEW = new Uint8Array(0);
 
 export class BlockIterator {
   readonly comparator: Comparator;
@@ -281,7 +283,7 @@ export class BlockIterator {
   }
 
   /** The last view `key` made, and the buffer it views: reused while both still fit. */
-  private keyView: Uint8Array = NO_RUN_KEYS; // returned only once keyViewOf is keyBuf: shared while empty
+  private keyView: Uint8Array = NO_KEY_VIEW; // returned only once keyViewOf is keyBuf
   private keyViewOf: Uint8Array | null = null;
 
   /**

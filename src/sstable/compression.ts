@@ -34,10 +34,28 @@ import { LOOKUP_OUTPUT_START, type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_M
 
 type Snappy = Pick<typeof import('snappy'), 'compressSync' | 'uncompressSync'>;
 let snappyCodec: Snappy | undefined;
-/** The `snappy` addon, loaded on first use (see the file comment). */
-function snappy(): Snappy {
-  snappyCodec ??= createRequire(import.meta.url)('snappy') as Snappy;
+let loadSnappy = (): Snappy => createRequire(import.meta.url)('snappy') as Snappy;
+
+/**
+ * The `snappy` addon, loaded on first use (see the file comment). NOT_SUPPORTED if it cannot be
+ * loaded (its binary missing for this platform): that says nothing about the block's bytes.
+ */
+function snappy(file?: string, offset?: number): Snappy {
+  if (snappyCodec !== undefined) return snappyCodec;
+  try {
+    snappyCodec = loadSnappy();
+  } catch (cause) {
+    throw notSupported('snappy compression: the snappy addon could not be loaded', { file, offset, cause });
+  }
   return snappyCodec;
+}
+
+/** @internal Tests: replaces how the addon is loaded (and forgets one loaded); returns the previous loader. */
+export function setSnappyLoaderForTests(loader: () => Snappy): () => Snappy {
+  const previous = loadSnappy;
+  loadSnappy = loader;
+  snappyCodec = undefined;
+  return previous;
 }
 
 /** Persisted: the compression type byte of block trailers. Never renumber. */
@@ -142,9 +160,10 @@ export function decompressBlock(
       return bytes;
     case CompressionType.SNAPPY: {
       const declared = readDeclaredSize(bytes, 0, bytes.length, 'snappy', file, offset, maxSize, SNAPPY_MAX_RATIO * bytes.length);
+      const codec = snappy(file, offset);
       let out: Buffer;
       try {
-        out = snappy().uncompressSync(bytes, { asBuffer: true }) as Buffer;
+        out = codec.uncompressSync(bytes, { asBuffer: true }) as Buffer;
       } catch (cause) {
         throw corruption('corrupted snappy compressed block contents', { file, offset, cause });
       }

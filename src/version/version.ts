@@ -27,8 +27,9 @@ export function compareUserKeyFrom(userKey: Uint8Array, internalKey: Uint8Array,
   return compareByteRanges(userKey, from, userKey.length, internalKey, from, internalKey.length - TRAILER);
 }
 
-/** Version.comparisonStart's answers for a key that sorts before, or after, every file bound of a level. */
+/** Version.comparisonStart's answer for a key that sorts before every file bound of a level. */
 export const BELOW_LEVEL = -1;
+/** Version.comparisonStart's answer for a key that sorts after every file bound of a level. */
 export const ABOVE_LEVEL = -2;
 
 /** The length of the prefix every smallest and largest user key of `files` (at least one) shares. */

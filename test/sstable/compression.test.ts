@@ -10,6 +10,7 @@ import {
   decompressBlockInScratch,
   decompressForLookup,
   lookupLength,
+  setSnappyLoaderForTests,
 } from '../../src/sstable/compression.js';
 
 const TYPES = [CompressionType.NONE, CompressionType.SNAPPY, CompressionType.LZ4] as const;
@@ -181,5 +182,29 @@ describe('decompression for a point lookup (decompressForLookup)', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('the snappy addon that cannot be loaded', () => {
+  it('is NOT_SUPPORTED, not CORRUPTION: the block may be whole', () => {
+    const stored = compressBlock(CompressionType.SNAPPY, new TextEncoder().encode('sievekv '.repeat(40)));
+    const previous = setSnappyLoaderForTests(() => {
+      throw new Error('Cannot find module snappy-linux-x64-gnu');
+    });
+    try {
+      for (const attempt of [() => decompressBlock(CompressionType.SNAPPY, stored, '000007.ldb', 4096), () => compressBlock(CompressionType.SNAPPY, new Uint8Array(10))]) {
+        let thrown: unknown;
+        try {
+          attempt();
+        } catch (err) {
+          thrown = err;
+        }
+        expect(isSieveError(thrown, 'NOT_SUPPORTED')).toBe(true);
+        expect(String((thrown as Error).message)).toMatch(/snappy addon could not be loaded/);
+      }
+    } finally {
+      setSnappyLoaderForTests(previous);
+    }
+    expect(new TextDecoder().decode(decompressBlock(CompressionType.SNAPPY, stored))).toBe('sievekv '.repeat(40));
   });
 });
