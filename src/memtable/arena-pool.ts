@@ -19,7 +19,7 @@
  * A dropped SharedArrayBuffer is not freed promptly: V8 does not count it as external memory, so
  * it waits for a full collection that its size does not bring on (dropping 200 touched 4.5 MiB
  * buffers in a loop: 682 MB of RSS as SharedArrayBuffers, 92 MB as ArrayBuffers; 40 cycles of
- * open, 60,000 puts and close: 316 MB against 217 before arenas were shared). So arenas are not
+ * open, 60,000 puts and close: 316 MB against 217-242 before arenas were shared). So arenas are not
  * dropped where it can be helped: a closed database's arenas (`close`) and those given back
  * after it (a pinned memtable's) go to the process's spares, at most SPARE_ARENAS of each size,
  * which the next database opened takes before it allocates.
