@@ -26,7 +26,7 @@
 import { join } from 'node:path';
 import { invalidArgument, isSieveError, notSupported, SieveError, ErrorCode, ioError } from '../errors.js';
 import type { FileLock, FileSystem } from '../fs/file-system.js';
-import { isNotFound } from '../fs/file-system.js';
+import { isNotFound, removeOffThread } from '../fs/file-system.js';
 import { KeyProbes } from '../filter/key-probes.js';
 import { ArenaPool } from '../memtable/arena-pool.js';
 import { EntryRun } from '../memtable/entry-run.js';
@@ -1022,15 +1022,10 @@ export class DBImpl {
    * failure is logged: the next open removes what is left.
    */
   #removeObsolete(path: string): void {
-    const fs = this.fs;
-    if (fs.removeAsync === undefined) {
-      this.#removeQuietly(path);
-      return;
-    }
     if (this.#removals.has(path)) return;
     this.#removals.set(
       path,
-      fs.removeAsync(path).then(
+      removeOffThread(this.fs, path).then(
         () => void this.#removals.delete(path),
         (err: unknown) => {
           this.#removals.delete(path);

@@ -15,7 +15,7 @@
  * EIO). `exists` never fails.
  */
 import { ioError, type SieveError } from '../errors.js';
-import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './file-system.js';
+import { removeOffThread, type FileLock, type FileSystem, type RandomAccessFile, type WritableFile } from './file-system.js';
 
 export type FsOperation =
   | 'create'
@@ -228,12 +228,10 @@ export class FaultyFileSystem implements FileSystem {
   removeAsync(path: string): Promise<void> {
     try {
       this.#guard('remove', path);
-      if (this.inner.removeAsync !== undefined) return this.inner.removeAsync(path);
-      this.inner.remove(path);
     } catch (err) {
       return Promise.reject(err);
     }
-    return Promise.resolve();
+    return removeOffThread(this.inner, path);
   }
 
   syncDir(dir: string): void {

@@ -96,6 +96,17 @@ export interface FileLock {
 }
 
 /** True if `err` reports a missing file (from any FileSystem implementation). */
+/** `fs.removeAsync(path)`, or `fs.remove(path)` now for a file system without it; a failure rejects. */
+export function removeOffThread(fs: FileSystem, path: string): Promise<void> {
+  if (fs.removeAsync !== undefined) return fs.removeAsync(path);
+  try {
+    fs.remove(path);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return Promise.resolve();
+}
+
 export function isNotFound(err: unknown): boolean {
   const cause = (err as { cause?: { code?: unknown } } | null)?.cause;
   return (err as { code?: unknown } | null)?.code === 'ENOENT' || cause?.code === 'ENOENT';

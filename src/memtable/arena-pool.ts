@@ -79,8 +79,7 @@ export class ArenaPool {
   give(buffer: ArrayBuffer | SharedArrayBuffer, dirty = buffer.byteLength): void {
     if (!(buffer instanceof SharedArrayBuffer) || buffer.byteLength !== this.arenaBytes) return;
     const arena = { buffer, dirty: Math.min(dirty, buffer.byteLength) };
-    if (this.#closed) spare(arena);
-    else if (this.#free.length < this.capacity) this.#free.push(arena);
+    if (!this.#closed && this.#free.length < this.capacity) this.#free.push(arena);
     else spare(arena);
   }
 

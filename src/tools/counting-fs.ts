@@ -5,7 +5,7 @@
  * (`DB.repair`) in one, to show how far it got. Nothing else changes: errors, files and bytes are
  * the inner file system's.
  */
-import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from '../fs/file-system.js';
+import { removeOffThread, type FileLock, type FileSystem, type RandomAccessFile, type WritableFile } from '../fs/file-system.js';
 
 export class CountingFileSystem implements FileSystem {
   /** Bytes read so far. */
@@ -77,9 +77,7 @@ export class CountingFileSystem implements FileSystem {
   }
 
   removeAsync(path: string): Promise<void> {
-    if (this.inner.removeAsync !== undefined) return this.inner.removeAsync(path);
-    this.inner.remove(path);
-    return Promise.resolve();
+    return removeOffThread(this.inner, path);
   }
 
   syncDir(dir: string): void {

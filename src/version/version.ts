@@ -164,18 +164,19 @@ export class Version {
    */
   forEachCandidate(region: number, userKey: Uint8Array, visit: (file: FileMetaData, level: number) => boolean): void {
     const levels = this.regions[region]!;
-    for (const f of levels[0]!) {
-      if (compareUserKeyTo(userKey, f.smallest) >= 0 && compareUserKeyTo(userKey, f.largest) <= 0) {
-        if (visit(f, 0)) return;
-      }
-    }
-    for (let level = 1; level < NUM_LEVELS; level++) {
+    for (let level = 0; level < NUM_LEVELS; level++) {
       const files = levels[level]!;
       if (files.length === 0) continue;
-      const i = Version.findFileByUserKey(files, userKey);
-      if (i < files.length && compareUserKeyTo(userKey, files[i]!.smallest) >= 0) {
-        if (visit(files[i]!, level)) return;
+      const from = this.comparisonStart(region, level, userKey);
+      if (from < 0) continue;
+      if (level === 0) {
+        for (const f of files) {
+          if (compareUserKeyFrom(userKey, f.smallest, from) >= 0 && compareUserKeyFrom(userKey, f.largest, from) <= 0 && visit(f, 0)) return;
+        }
+        continue;
       }
+      const i = Version.findFileByUserKey(files, userKey, from);
+      if (i < files.length && compareUserKeyFrom(userKey, files[i]!.smallest, from) >= 0 && visit(files[i]!, level)) return;
     }
   }
 
