@@ -34,7 +34,9 @@ import { MergingIterator } from '../iterator/merging-iterator.js';
 import type { CompressionType } from '../sstable/compression.js';
 import type { FilterScope } from '../options.js';
 import { TableBuilder } from '../sstable/table-builder.js';
+import { MERGE_MAX_WINDOW } from '../sstable/readahead.js';
 import { TableCache } from '../sstable/table-cache.js';
+import type { TableIterator, TableIteratorOptions } from '../sstable/table-iterator.js';
 import { tableFileName } from '../version/filenames.js';
 import { compareInternal } from '../version/version.js';
 import type { FileMetaData } from '../version/version-edit.js';
@@ -370,6 +372,9 @@ class MergeLoop {
   }
 }
 
+/** An input table's iterator: one window per input (readahead.ts), so a smaller one. */
+const INPUT_OPTIONS: TableIteratorOptions = { maxReadahead: MERGE_MAX_WINDOW };
+
 /** `runCompaction` as steps (job-steps.ts): it yields every STEP_ENTRIES input entries. */
 export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag, syncs: OutputSyncs = 'inline'): JobSteps<CompactionOutcome> {
   const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
@@ -379,15 +384,16 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
     let bytesRead = 0;
     for (const f of task.upper) bytesRead += f.fileSize;
     for (const f of task.lower) bytesRead += f.fileSize;
+    const open = (f: FileMetaData): TableIterator => tables.newIterator(f.number, f.fileSize, INPUT_OPTIONS);
     if (task.upperIsLevel0) {
-      for (const f of task.upper) children.push(tables.newIterator(f.number, f.fileSize));
+      for (const f of task.upper) children.push(open(f));
     } else if (task.upper.length > 0) {
       const upper = task.upper;
-      children.push(new LevelIterator(upper, (i) => tables.newIterator(upper[i]!.number, upper[i]!.fileSize)));
+      children.push(new LevelIterator(upper, (i) => open(upper[i]!)));
     }
     if (task.lower.length > 0) {
       const lower = task.lower;
-      children.push(new LevelIterator(lower, (i) => tables.newIterator(lower[i]!.number, lower[i]!.fileSize)));
+      children.push(new LevelIterator(lower, (i) => open(lower[i]!)));
     }
     const input = new MergingIterator(children);
     if (task.begin === undefined) input.seekToFirst();

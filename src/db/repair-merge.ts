@@ -32,6 +32,7 @@ import type { FileSystem } from '../fs/file-system.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
 import { LevelIterator } from '../iterator/level-iterator.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
+import { MERGE_MAX_WINDOW } from '../sstable/readahead.js';
 import { TableCache } from '../sstable/table-cache.js';
 import { tableFileName } from '../version/filenames.js';
 import { compareInternal, compareUserKeys } from '../version/version.js';
@@ -91,10 +92,11 @@ export function mergeGroup(
   maxFileSize: number,
 ): MergeOutcome {
   const cache = new TableCache(fs, dir, { capacity: 64, verifyChecksums: true });
+  const inputOptions = { fillCache: false, maxReadahead: MERGE_MAX_WINDOW }; // one window per run
   const children: InternalIterator[] = sortedRuns(group).map((run) => {
-    if (run.length === 1) return cache.newIterator(run[0]!.meta.number, run[0]!.meta.fileSize, { fillCache: false });
+    if (run.length === 1) return cache.newIterator(run[0]!.meta.number, run[0]!.meta.fileSize, inputOptions);
     const files = run.map((t) => t.meta);
-    return new LevelIterator(files, (i) => cache.newIterator(files[i]!.number, files[i]!.fileSize, { fillCache: false }));
+    return new LevelIterator(files, (i) => cache.newIterator(files[i]!.number, files[i]!.fileSize, inputOptions));
   });
   const input = new MergingIterator(children);
   const outputs: RepairTable[] = [];

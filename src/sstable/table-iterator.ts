@@ -25,6 +25,11 @@ export interface TableIteratorOptions {
    * passes false, so it does not flush the blocks lookups need. @defaultValue true
    */
   fillCache?: boolean;
+  /**
+   * The largest window a scan reads ahead (readahead.ts); a merge's inputs pass MERGE_MAX_WINDOW.
+   * @defaultValue MAX_WINDOW
+   */
+  maxReadahead?: number;
 }
 
 /** An empty block: the data iterator's target before any block is loaded. */
@@ -44,11 +49,12 @@ export class TableIterator implements InternalIterator {
   /** The data block this iterator pins (Block.pin): its bytes stay until it moves on or closes. */
   private pinned: Block | null = null;
   /** File bytes read ahead of a scan (readahead.ts): a window only once blocks come in sequence. */
-  private readonly ahead = new Readahead();
+  private readonly ahead: Readahead;
 
   constructor(table: Table, options: TableIteratorOptions = {}) {
     this.table = table;
     this.fillCache = options.fillCache ?? true;
+    this.ahead = new Readahead(options.maxReadahead);
     this.index = table.indexBlock.newIterator(table.comparator);
     this.data = new BlockIterator(table.comparator, NO_ENTRIES);
   }

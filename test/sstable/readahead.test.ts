@@ -11,7 +11,7 @@ import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import type { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { BlockCache } from '../../src/sstable/block-cache.js';
 import { CompressionType } from '../../src/sstable/compression.js';
-import { BLOCKS_BEFORE_READAHEAD, FIRST_WINDOW, MAX_WINDOW, Readahead } from '../../src/sstable/readahead.js';
+import { BLOCKS_BEFORE_READAHEAD, FIRST_WINDOW, MAX_WINDOW, MERGE_MAX_WINDOW, Readahead } from '../../src/sstable/readahead.js';
 import { Table, type TableOptions } from '../../src/sstable/table.js';
 import type { TableIterator } from '../../src/sstable/table-iterator.js';
 import { buildTable, type Entry, makeEntry, newMemFs } from './table-support.js';
@@ -74,6 +74,26 @@ describe('Readahead', () => {
     expect(BLOCKS_BEFORE_READAHEAD).toBe(2);
     expect(planned.slice(0, 7)).toEqual([0, 0, FIRST_WINDOW, 2 * FIRST_WINDOW, 4 * FIRST_WINDOW, 8 * FIRST_WINDOW, MAX_WINDOW]);
     expect(planned.slice(6, -1).every((n) => n === MAX_WINDOW)).toBe(true);
+  });
+
+  it('a lower cap (a merge input) stops the doubling there, in a buffer of that size', () => {
+    const limit = 10 * MAX_WINDOW;
+    const ra = new Readahead(MERGE_MAX_WINDOW);
+    const planned = walk(ra, 0, Math.floor(limit / BLOCK), 1, limit);
+    expect(MERGE_MAX_WINDOW).toBe(4 * FIRST_WINDOW);
+    expect(planned.slice(0, 5)).toEqual([0, 0, FIRST_WINDOW, 2 * FIRST_WINDOW, MERGE_MAX_WINDOW]);
+    expect(planned.slice(4, -1).every((n) => n === MERGE_MAX_WINDOW)).toBe(true);
+    expect(ra.bytes.length).toBe(MERGE_MAX_WINDOW);
+    // Its released buffer goes to readaheads of its size only.
+    const buffer = ra.bytes;
+    ra.release();
+    const full = new Readahead();
+    walk(full, 0, 10, 1, limit);
+    expect(full.bytes).not.toBe(buffer);
+    const capped = new Readahead(MERGE_MAX_WINDOW);
+    walk(capped, 0, 10, 1, limit);
+    expect(capped.bytes).toBe(buffer);
+    expect(() => new Readahead(FIRST_WINDOW - 1)).toThrow(/below the first window/);
   });
 
   it('reads backwards for a backward sequence, down to offset 0', () => {
