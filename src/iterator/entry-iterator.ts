@@ -34,6 +34,12 @@ type Result = IteratorResult<Entry, undefined>;
 const DONE: Result = Object.freeze({ done: true, value: undefined }) as Result;
 /** The value of every entry of a keys-only iterator: empty, so sharing it is safe. */
 const NO_VALUE = Buffer.alloc(0);
+/**
+ * The page of an iterator that made none yet: shared, as it holds nothing. (A zero-length typed
+ * array is no cheap object: V8 makes it off-heap, ~190 ns, an eighth of opening and closing an
+ * iterator on a settled database.)
+ */
+const NO_PAGE = Buffer.alloc(0);
 
 // Where the core stands relative to what was yielded:
 /** Not positioned yet: the first `next` seeks to the first (or last) entry. */
@@ -62,7 +68,7 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
   /** Set when the database ended the iterator: calls are CLOSED rather than done. */
   #ended = false;
   /** The bytes of the last `nextv` page with `copy: false` (see #nextPage). */
-  #page: Buffer = Buffer.allocUnsafe(0);
+  #page: Buffer = NO_PAGE;
 
   /**
    * @param core the positioned-or-not core view, taken over (closed with this iterator).

@@ -74,10 +74,13 @@ export class MergingIterator implements InternalIterator {
     // Views of the byte arena: typed arrays this small made on their own live inside V8's heap
     // object, slower to index and moved out at their first view (format/byte-arena.ts); an
     // iterator is made per seek.
+    // (Zeroed by loops: `fill` is a call into the runtime, dearer than a few stores; an iterator is
+    // made per seek.)
     const heapBytes = allocateBytes(4 * children.length);
-    this.#heap = new Int32Array(heapBytes.buffer, heapBytes.byteOffset, children.length).fill(0);
+    this.#heap = new Int32Array(heapBytes.buffer, heapBytes.byteOffset, children.length);
+    this.#deferred = allocateBytes(children.length);
+    for (let i = 0; i < children.length; i++) this.#heap[i] = this.#deferred[i] = 0;
     this.#lazy = comparator === bytewiseInternalComparator && children.some((c) => c.seekIfMayMatch !== undefined);
-    this.#deferred = allocateBytes(children.length).fill(0);
   }
 
   valid(): boolean {
@@ -168,7 +171,8 @@ export class MergingIterator implements InternalIterator {
         first ??= err; // close the rest anyway: each may pin blocks or files
       }
     }
-    this.#keys.fill(EMPTY);
+    const keys = this.#keys;
+    for (let i = 0; i < keys.length; i++) keys[i] = EMPTY;
     if (first !== undefined) throw first;
   }
 
@@ -289,7 +293,8 @@ export class MergingIterator implements InternalIterator {
   /** Forgets the deferred children (each is sought, or about to be, by the caller). */
   #clearDeferred(): void {
     if (this.#deferredCount === 0) return;
-    this.#deferred.fill(0);
+    const deferred = this.#deferred;
+    for (let i = 0; i < deferred.length; i++) deferred[i] = 0;
     this.#deferredCount = 0;
   }
 
