@@ -28,6 +28,7 @@ import {
   VALUE_TYPE_FOR_SEEK,
   ValueType,
 } from '../format/internal-key.js';
+import { bytewiseInternalComparator } from '../format/internal-key-comparator.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
 import { LevelIterator } from '../iterator/level-iterator.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
@@ -372,6 +373,25 @@ class MergeLoop {
   }
 }
 
+/**
+ * The bytes every user key of `files` starts with: the common prefix of their bounds' user keys
+ * (a key of a file lies between its bounds, so in bytewise order it shares what both share).
+ */
+export function sharedUserKeyPrefix(files: readonly FileMetaData[]): number {
+  if (files.length === 0) return 0;
+  const first = files[0]!.smallest;
+  let n = first.length - INTERNAL_KEY_TRAILER_SIZE;
+  for (const f of files) {
+    for (const bound of [f.smallest, f.largest]) {
+      const limit = Math.min(n, bound.length - INTERNAL_KEY_TRAILER_SIZE);
+      let i = 0;
+      while (i < limit && bound[i] === first[i]) i++;
+      n = i;
+    }
+  }
+  return Math.max(0, n);
+}
+
 /** An input table's iterator: one window per input (readahead.ts), so a smaller one. */
 const INPUT_OPTIONS: TableIteratorOptions = { maxReadahead: MERGE_MAX_WINDOW };
 
@@ -395,7 +415,7 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
       const lower = task.lower;
       children.push(new LevelIterator(lower, (i) => open(lower[i]!)));
     }
-    const input = new MergingIterator(children);
+    const input = new MergingIterator(children, bytewiseInternalComparator, { sharedPrefix: sharedUserKeyPrefix([...task.upper, ...task.lower]) });
     if (task.begin === undefined) input.seekToFirst();
     else input.seek(encodeInternalKey(task.begin, MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK));
     const loop = new MergeLoop(task, input, outputs, stop);

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
+import { compareBytes } from '../../src/format/bytes.js';
+import { encodeInternalKey, INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../../src/format/internal-key.js';
+import { bytewiseInternalComparator } from '../../src/format/internal-key-comparator.js';
 import type { InternalIterator } from '../../src/iterator/internal-iterator.js';
-import { MergingIterator, newMergingIterator } from '../../src/iterator/merging-iterator.js';
+import { keyWindow, MergingIterator, newMergingIterator, WINDOW_BYTES } from '../../src/iterator/merging-iterator.js';
 import { rng } from '../support/seed.js';
 import { ArrayIterator } from './array-iterator.js';
 import { sourceOf, splitRandomly } from './sources.js';
@@ -12,9 +14,26 @@ import {
   compareEntries,
   entriesArb,
   iteratorContract,
+  targetArb,
+  checkSeeks,
+  userKeyArb,
   walkOpArb,
   type Entry,
 } from './iterator-contract.js';
+
+/** Bytes every user key of `entries` starts with. */
+function commonUserPrefix(entries: readonly Entry[]): number {
+  if (entries.length === 0) return 0;
+  const first = entries[0]!.key;
+  let n = first.length - INTERNAL_KEY_TRAILER_SIZE;
+  for (const e of entries) {
+    const limit = Math.min(n, e.key.length - INTERNAL_KEY_TRAILER_SIZE);
+    let i = 0;
+    while (i < limit && e.key[i] === first[i]) i++;
+    n = i;
+  }
+  return n;
+}
 
 iteratorContract('MergingIterator', (entries, random) => {
   const parts = splitRandomly(entries, random);
@@ -27,6 +46,55 @@ iteratorContract('MergingIterator with many children (heap depth)', (entries, ra
   for (let i = 0; i < 8; i++) children.splice(Math.floor(random() * (children.length + 1)), 0, new ArrayIterator([]));
   return new MergingIterator(children);
 }, { numRuns: 50 });
+
+iteratorContract('MergingIterator with key windows after the shared prefix', (entries, random) => {
+  const parts = splitRandomly(entries, random);
+  return new MergingIterator(parts.map((p) => sourceOf(p, random)), bytewiseInternalComparator, { sharedPrefix: commonUserPrefix(entries) });
+});
+
+describe('MergingIterator key windows', () => {
+  it('a window orders two keys as their user keys, or ties', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 8 }), userKeyArb, userKeyArb, fc.nat({ max: 2 ** 40 }), (prefix, a, b, seq) => {
+        const ka = encodeInternalKey(Uint8Array.of(...prefix, ...a), seq, ValueType.VALUE);
+        const kb = encodeInternalKey(Uint8Array.of(...prefix, ...b), seq + 1, ValueType.DELETION);
+        const wa = keyWindow(ka, prefix.length);
+        const wb = keyWindow(kb, prefix.length);
+        const c = Math.sign(compareBytes(Uint8Array.of(...a), Uint8Array.of(...b)));
+        if (wa !== wb) expect(Math.sign(wa - wb)).toBe(c);
+        // Keys that differ within the window never tie.
+        const differsInside = a.length !== b.length || a.some((x, i) => x !== b[i]);
+        const sameWindowBytes = [...Array(WINDOW_BYTES).keys()].every((i) => (a[i] ?? 0) === (b[i] ?? 0));
+        if (differsInside && !sameWindowBytes) expect(wa).not.toBe(wb);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('merges children whose keys share a prefix as the plain merge does, walks and seeks', () => {
+    const arb = fc.tuple(fc.uint8Array({ maxLength: 12 }), entriesArb(50), fc.integer(), fc.array(walkOpArb, { maxLength: 40, size: 'max' }), fc.array(targetArb, { maxLength: 10 }));
+    fc.assert(
+      fc.property(arb, ([prefix, base, seed, ops, recipes]) => {
+        // The same entries with `prefix` before every user key: the order is unchanged.
+        const entries = base.map((e) => ({ key: Uint8Array.of(...prefix, ...e.key), value: e.value }));
+        const random = rng(seed);
+        const parts = splitRandomly(entries, random, 8);
+        const make = (): MergingIterator =>
+          new MergingIterator(parts.map((p) => new ArrayIterator(p)), bytewiseInternalComparator, { sharedPrefix: commonUserPrefix(entries) });
+        checkWalks(make(), entries);
+        checkRandomWalk(make(), entries, ops);
+        checkSeeks(make(), entries, recipes);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('takes a shared prefix only with the bytewise internal order', () => {
+    expect(() => new MergingIterator([], bytewiseInternalComparator, { sharedPrefix: -1 })).toThrow(/sharedPrefix/);
+    const reversed = { ...bytewiseInternalComparator, compare: bytewiseInternalComparator.compare };
+    expect(() => new MergingIterator([], reversed, { sharedPrefix: 0 })).toThrow(/sharedPrefix/);
+  });
+});
 
 describe('MergingIterator', () => {
   it('orders equal internal keys in different children by child index, and reverses that exactly', () => {
