@@ -16,6 +16,7 @@
  * GRANDPARENT_OVERLAP_FACTOR files' worth of the level below the output level, but never between
  * two entries of one user key: a level ≥ 1 must not spread one key over two files.
  */
+import { corruption } from '../errors.js';
 import type { FileSystem, WritableFile } from '../fs/file-system.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { compareByteRanges } from '../format/bytes.js';
@@ -335,7 +336,11 @@ class MergeLoop {
         this.#gpOverlap = 0;
       }
 
-      if (this.#currentLen < 0 || compareByteRanges(key, 0, userLen, this.#currentKey, 0, this.#currentLen) !== 0) {
+      const c = this.#currentLen < 0 ? 1 : compareByteRanges(key, 0, userLen, this.#currentKey, 0, this.#currentLen);
+      if (c !== 0) {
+        // The merged input ascends unless an input table holds keys outside the bounds its
+        // metadata gives (the heap's windows trust them): damage, before a table is built of it.
+        if (c < 0) throw corruption('compaction input out of order: an input table holds keys outside its recorded key range');
         this.#startUserKey(key, userLen);
       }
       const seq = readSequence(key, key.length);

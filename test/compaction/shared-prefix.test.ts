@@ -2,11 +2,18 @@
  * sharedUserKeyPrefix: the bytes every user key of a merge's inputs starts with, found from the
  * files' bounds alone (the merge's heap compares the bytes after them first: merging-iterator.ts).
  * Property: for files cut from one sorted run of keys, every key of every file starts with that
- * many bytes of the first file's smallest key.
+ * many bytes of the first file's smallest key. And a merge whose input holds keys outside the
+ * bounds it is recorded with (the windows then misorder the merge) fails with CORRUPTION.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sharedUserKeyPrefix } from '../../src/compaction/compaction.js';
+import { runCompaction, sharedUserKeyPrefix } from '../../src/compaction/compaction.js';
+import { isSieveError } from '../../src/errors.js';
+import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { CompressionType } from '../../src/sstable/compression.js';
+import { TableBuilder } from '../../src/sstable/table-builder.js';
+import { tableFileName } from '../../src/version/filenames.js';
+import { levelZeroMerge } from '../support/compaction-task.js';
 import { compareBytes } from '../../src/format/bytes.js';
 import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
 import type { FileMetaData } from '../../src/version/version-edit.js';
@@ -53,5 +60,35 @@ describe('sharedUserKeyPrefix', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a merge whose input holds keys outside its recorded range', () => {
+  it('fails with CORRUPTION before building a table of misordered keys', () => {
+    const mem = new MemFileSystem();
+    mem.mkdir('/db');
+    const write = (number: number, keys: string[], seq: number): void => {
+      const f = mem.createWritable(tableFileName('/db', number));
+      const b = new TableBuilder(f, { compression: CompressionType.NONE });
+      for (const k of keys) b.add(ik(k, seq), Buffer.from(`v-${k}`));
+      b.finish();
+      f.close();
+    };
+    // Table 10 really ends with "z", but its metadata says it ends at "k150": the bounds share
+    // "k1", so the heap orders by the bytes after it, where "z" (none) sorts first.
+    write(10, ['k100', 'k120', 'k150', 'z'], 1);
+    write(11, ['k160', 'k170'], 2);
+    const sized = (f: FileMetaData): FileMetaData => ({ ...f, fileSize: mem.openReadable(tableFileName('/db', f.number)).size });
+    const lying = sized(file(10, 'k100', 'k150'));
+    const honest = sized(file(11, 'k160', 'k170'));
+    expect(sharedUserKeyPrefix([lying, honest])).toBe(2);
+    let error: unknown;
+    try {
+      runCompaction(mem, levelZeroMerge('/db', [honest, lying], { maxFileSize: 1 << 20 }));
+    } catch (err) {
+      error = err;
+    }
+    expect(isSieveError(error) && error.code).toBe('CORRUPTION');
+    expect(String(error)).toMatch(/out of order/);
   });
 });
