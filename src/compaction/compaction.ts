@@ -40,7 +40,7 @@ import { MERGE_MAX_WINDOW } from '../sstable/readahead.js';
 import { TableCache } from '../sstable/table-cache.js';
 import type { TableIterator, TableIteratorOptions } from '../sstable/table-iterator.js';
 import { tableFileName } from '../version/filenames.js';
-import { compareInternal } from '../version/version.js';
+import { compareInternal, sharedPrefixLength } from '../version/version.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { GRANDPARENT_OVERLAP_FACTOR } from './picker.js';
 import { isStopped, JobAbandoned, STOP_CHECK_INTERVAL, type StopFlag } from './stop-flag.js';
@@ -338,8 +338,8 @@ class MergeLoop {
 
       const c = this.#currentLen < 0 ? 1 : compareByteRanges(key, 0, userLen, this.#currentKey, 0, this.#currentLen);
       if (c !== 0) {
-        // The merged input ascends unless an input table holds keys outside the bounds its
-        // metadata gives (the heap's windows trust them): damage, before a table is built of it.
+        // The merged input ascends unless an input table is itself out of order (damage the
+        // merging iterator cannot see): CORRUPTION, before a table is built of it.
         if (c < 0) throw corruption('compaction input out of order: an input table holds keys outside its recorded key range');
         this.#startUserKey(key, userLen);
       }
@@ -378,25 +378,6 @@ class MergeLoop {
   }
 }
 
-/**
- * The bytes every user key of `files` starts with: the common prefix of their bounds' user keys
- * (a key of a file lies between its bounds, so in bytewise order it shares what both share).
- */
-export function sharedUserKeyPrefix(files: readonly FileMetaData[]): number {
-  if (files.length === 0) return 0;
-  const first = files[0]!.smallest;
-  let n = first.length - INTERNAL_KEY_TRAILER_SIZE;
-  for (const f of files) {
-    for (const bound of [f.smallest, f.largest]) {
-      const limit = Math.min(n, bound.length - INTERNAL_KEY_TRAILER_SIZE);
-      let i = 0;
-      while (i < limit && bound[i] === first[i]) i++;
-      n = i;
-    }
-  }
-  return Math.max(0, n);
-}
-
 /** An input table's iterator: one window per input (readahead.ts), so a smaller one. */
 const INPUT_OPTIONS: TableIteratorOptions = { maxReadahead: MERGE_MAX_WINDOW };
 
@@ -420,7 +401,9 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
       const lower = task.lower;
       children.push(new LevelIterator(lower, (i) => open(lower[i]!)));
     }
-    const input = new MergingIterator(children, bytewiseInternalComparator, { sharedPrefix: sharedUserKeyPrefix([...task.upper, ...task.lower]) });
+    const inputs = [...task.upper, ...task.lower];
+    const sharedPrefix = inputs.length === 0 ? new Uint8Array(0) : inputs[0]!.smallest.slice(0, sharedPrefixLength(inputs));
+    const input = new MergingIterator(children, bytewiseInternalComparator, { sharedPrefix });
     if (task.begin === undefined) input.seekToFirst();
     else input.seek(encodeInternalKey(task.begin, MAX_SEQUENCE, VALUE_TYPE_FOR_SEEK));
     const loop = new MergeLoop(task, input, outputs, stop);

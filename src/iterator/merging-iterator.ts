@@ -18,12 +18,14 @@
  * key per step), a forward scan of 300k entries over block iterators measured 90–180 ns/entry vs
  * 130–280 at N = 2 and 250–620 vs 900–2200 at N = 6..16 (busy 2-core machine, Node 20).
  *
- * Windows (a merge's option): when the caller knows that every user key of every child starts
- * with the same `sharedPrefix` bytes (a compaction does, from its inputs' key ranges), each child's
- * next WINDOW_BYTES user-key bytes after them are read into a number as its key is read, and two
- * children are ordered by those numbers unless they are equal; only then are the keys compared
- * (from byte 0). db_bench's keys share 10 bytes: a comparison walked 11-16 of them, five or six
- * times per merged entry with two dozen level-0 inputs.
+ * Windows (a merge's option): when every user key of every child starts with the same
+ * `sharedPrefix` bytes (a compaction's inputs do: they lie within their files' recorded bounds),
+ * each child's next WINDOW_BYTES user-key bytes after them are read into a number as its key is
+ * read, and two children are ordered by those numbers unless they are equal; only then are the
+ * keys compared (from byte 0). db_bench's keys share 10 bytes: a comparison walked 11-16 of them,
+ * five or six times per merged entry with two dozen level-0 inputs. Each key read is checked to
+ * start with the prefix (CORRUPTION if not: an input table holds keys outside its recorded range,
+ * which the windows would misorder, and a split merge's part would then stop early and lose keys).
  *
  * Borrowing: `key()`/`value()` are the current child's, valid until this iterator moves. The
  * children are owned: `close()` closes them all.
@@ -34,7 +36,7 @@ import { KeyProbes } from '../filter/key-probes.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { compareByteRanges } from '../format/bytes.js';
 import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
-import { invalidArgument } from '../errors.js';
+import { corruption, invalidArgument } from '../errors.js';
 import type { InternalIterator } from './internal-iterator.js';
 
 const EMPTY = new Uint8Array(0);
@@ -44,9 +46,9 @@ export const WINDOW_BYTES = 6;
 
 /**
  * The window of internal key `key`: its user-key bytes [prefix, prefix + WINDOW_BYTES) as a big-
- * endian number, bytes past the user key's end taken as 0. Windows order as the user keys do, or
- * are equal: a key that ends inside the window reads as itself followed by zeros, which sorts at
- * or before every key it is a prefix of.
+ * endian number, bytes past the user key's end taken as 0. For two keys that share their first
+ * `prefix` bytes, windows order as the user keys do, or are equal: a key that ends inside the
+ * window reads as itself followed by zeros, which sorts at or before every key it is a prefix of.
  */
 export function keyWindow(key: Uint8Array, prefix: number): number {
   const userEnd = key.length - INTERNAL_KEY_TRAILER_SIZE;
@@ -58,9 +60,9 @@ export function keyWindow(key: Uint8Array, prefix: number): number {
 export interface MergingIteratorOptions {
   /**
    * Bytes every user key of every child starts with (the bytewise order only): the heap compares
-   * windows after them first (see the file comment). Wrong, it misorders the merge.
+   * windows after them first, and a key read without them is CORRUPTION (see the file comment).
    */
-  readonly sharedPrefix?: number;
+  readonly sharedPrefix?: Uint8Array;
 }
 
 export class MergingIterator implements InternalIterator {
@@ -70,7 +72,7 @@ export class MergingIterator implements InternalIterator {
   readonly #keys: Uint8Array[];
   /** With a shared prefix: each child's window (keyWindow of its key in #keys), else null. */
   readonly #windows: Float64Array | null;
-  readonly #prefix: number;
+  readonly #prefix: Uint8Array;
   /** Child indexes of the valid children, heap-ordered; `#heap[0]` is the current child. */
   readonly #heap: Int32Array;
   #size = 0;
@@ -101,22 +103,23 @@ export class MergingIterator implements InternalIterator {
    * @param children iterators over internal keys in `comparator`'s order (taken over: closed by
    *   `close()`); may be empty, and any may be empty.
    * @param comparator the internal-key order; the bytewise one by default.
+   * @param options `sharedPrefix`: the bytes every child's user keys start with (bytewise order only).
    */
   constructor(children: readonly InternalIterator[], comparator: Comparator = bytewiseInternalComparator, options: MergingIteratorOptions = {}) {
     this.#children = children.slice();
     this.#compare = comparator.compare;
     this.#keys = children.map(() => EMPTY);
     const prefix = options.sharedPrefix;
-    if (prefix !== undefined && (!Number.isInteger(prefix) || prefix < 0 || comparator !== bytewiseInternalComparator)) {
-      throw invalidArgument(`sharedPrefix needs the bytewise internal order and a length >= 0, got ${String(prefix)}`);
+    if (prefix !== undefined && comparator !== bytewiseInternalComparator) {
+      throw invalidArgument('sharedPrefix holds only in the bytewise internal-key order');
     }
-    this.#prefix = prefix ?? 0;
+    this.#prefix = prefix ?? EMPTY;
+    // (Only merges have windows: an array of their own, not one of the views below.)
     this.#windows = prefix === undefined ? null : new Float64Array(children.length);
     // Views of the byte arena: typed arrays this small made on their own live inside V8's heap
-    // object, slower to index and moved out at their first view (format/byte-arena.ts); an
-    // iterator is made per seek.
-    // (Zeroed by loops: `fill` is a call into the runtime, dearer than a few stores; an iterator is
-    // made per seek.)
+    // object, slower to index and moved out at their first view (format/byte-arena.ts). They are
+    // zeroed by loops: `fill` is a call into the runtime, dearer than a few stores. An iterator is
+    // made per seek.
     const heapBytes = allocateBytes(4 * children.length);
     this.#heap = new Int32Array(heapBytes.buffer, heapBytes.byteOffset, children.length);
     this.#deferred = allocateBytes(children.length);
@@ -282,7 +285,7 @@ export class MergingIterator implements InternalIterator {
         heap[size++] = i;
       } else if (child.valid()) {
         const key = (keys[i] = child.key());
-        if (this.#windows !== null) this.#windows[i] = keyWindow(key, this.#prefix);
+        if (this.#windows !== null) this.#windows[i] = this.#window(key);
         heap[size++] = i;
       } else {
         keys[i] = EMPTY;
@@ -306,7 +309,7 @@ export class MergingIterator implements InternalIterator {
       return;
     }
     const key = (this.#keys[cur] = child.key());
-    if (this.#windows !== null) this.#windows[cur] = keyWindow(key, this.#prefix);
+    if (this.#windows !== null) this.#windows[cur] = this.#window(key);
     const size = this.#size;
     if (size === 1) return;
     let r = this.#runnerUp;
@@ -356,6 +359,16 @@ export class MergingIterator implements InternalIterator {
     const realUserLen = realKey.length < INTERNAL_KEY_TRAILER_SIZE ? 0 : realKey.length - INTERNAL_KEY_TRAILER_SIZE;
     const realAboveU = compareByteRanges(realKey, 0, realUserLen, u, 0, uLen) > 0;
     return deferred[a] !== 0 ? realAboveU : !realAboveU;
+  }
+
+  /** `key`'s window after the shared prefix, which it must start with (else CORRUPTION). */
+  #window(key: Uint8Array): number {
+    const prefix = this.#prefix;
+    const n = prefix.length;
+    let ok = key.length - INTERNAL_KEY_TRAILER_SIZE >= n;
+    for (let i = 0; ok && i < n; i++) ok = key[i] === prefix[i];
+    if (!ok) throw corruption('a merge input holds a key outside its table\'s recorded key range');
+    return keyWindow(key, n);
   }
 
   /** True if child `a`'s entry comes before child `b`'s in the current direction. */

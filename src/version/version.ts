@@ -32,8 +32,12 @@ export const BELOW_LEVEL = -1;
 /** Version.comparisonStart's answer for a key that sorts after every file bound of a level. */
 export const ABOVE_LEVEL = -2;
 
-/** The length of the prefix every smallest and largest user key of `files` (at least one) shares. */
-function sharedPrefixLength(files: readonly FileMetaData[]): number {
+/**
+ * The length of the prefix every smallest and largest user key of `files` shares (0 for none). A
+ * key of a file lies between its bounds, so in bytewise order it starts with that prefix too.
+ */
+export function sharedPrefixLength(files: readonly FileMetaData[]): number {
+  if (files.length === 0) return 0;
   const first = files[0]!.smallest;
   let p = Math.max(0, first.length - TRAILER);
   for (const f of files) {

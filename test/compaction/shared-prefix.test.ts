@@ -1,5 +1,5 @@
 /**
- * sharedUserKeyPrefix: the bytes every user key of a merge's inputs starts with, found from the
+ * sharedPrefixLength: the bytes every user key of a merge's inputs starts with, found from the
  * files' bounds alone (the merge's heap compares the bytes after them first: merging-iterator.ts).
  * Property: for files cut from one sorted run of keys, every key of every file starts with that
  * many bytes of the first file's smallest key. And a merge whose input holds keys outside the
@@ -7,7 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { runCompaction, sharedUserKeyPrefix } from '../../src/compaction/compaction.js';
+import { runCompaction } from '../../src/compaction/compaction.js';
+import { sharedPrefixLength } from '../../src/version/version.js';
 import { isSieveError } from '../../src/errors.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { CompressionType } from '../../src/sstable/compression.js';
@@ -27,22 +28,22 @@ const file = (number: number, smallest: Uint8Array | string, largest: Uint8Array
   largest: ik(largest),
 });
 
-describe('sharedUserKeyPrefix', () => {
+describe('sharedPrefixLength', () => {
   it("finds db_bench keys' ten shared bytes, and less when a bound differs sooner", () => {
-    expect(sharedUserKeyPrefix([])).toBe(0);
-    expect(sharedUserKeyPrefix([file(1, '0000000000000017', '0000000000999981')])).toBe(10);
-    expect(sharedUserKeyPrefix([file(1, '0000000000000017', '0000000000999981'), file(2, '0000000000000003', '0000000000500000')])).toBe(10);
-    expect(sharedUserKeyPrefix([file(1, '0000000000000017', '0000000000999981'), file(2, '0001000000000003', '0001000000500000')])).toBe(3);
+    expect(sharedPrefixLength([])).toBe(0);
+    expect(sharedPrefixLength([file(1, '0000000000000017', '0000000000999981')])).toBe(10);
+    expect(sharedPrefixLength([file(1, '0000000000000017', '0000000000999981'), file(2, '0000000000000003', '0000000000500000')])).toBe(10);
+    expect(sharedPrefixLength([file(1, '0000000000000017', '0000000000999981'), file(2, '0001000000000003', '0001000000500000')])).toBe(3);
     // A bound that is a prefix of the others limits it to its length; an empty user key to 0.
-    expect(sharedUserKeyPrefix([file(1, 'abc', 'abcdef')])).toBe(3);
-    expect(sharedUserKeyPrefix([file(1, '', 'abcdef')])).toBe(0);
-    expect(sharedUserKeyPrefix([file(1, 'same', 'same')])).toBe(4);
+    expect(sharedPrefixLength([file(1, 'abc', 'abcdef')])).toBe(3);
+    expect(sharedPrefixLength([file(1, '', 'abcdef')])).toBe(0);
+    expect(sharedPrefixLength([file(1, 'same', 'same')])).toBe(4);
   });
 
-  it('every key of files cut from one sorted run starts with that many bytes of the first bound', () => {
+  it('every key of files cut from one sorted run (and files overlapping them) starts with that many bytes of the first bound', () => {
     const keysArb = fc.uniqueArray(fc.uint8Array({ maxLength: 10, max: 3 }), { minLength: 1, maxLength: 40, selector: (k) => Buffer.from(k).toString('hex') });
     fc.assert(
-      fc.property(fc.uint8Array({ maxLength: 6 }), keysArb, fc.array(fc.nat(), { maxLength: 5 }), (prefix, raw, cuts) => {
+      fc.property(fc.uint8Array({ maxLength: 6 }), keysArb, fc.array(fc.nat(), { maxLength: 5 }), fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 3 }), (prefix, raw, cuts, overlaps) => {
         const keys = raw.map((k) => Uint8Array.of(...prefix, ...k)).sort(compareBytes);
         // Cut the run into files at the given points (in any order).
         const points = [...new Set(cuts.map((c) => c % keys.length))].sort((a, b) => a - b);
@@ -52,10 +53,16 @@ describe('sharedUserKeyPrefix', () => {
           if (end > start) files.push(file(files.length + 1, keys[start]!, keys[end - 1]!));
           start = end;
         }
-        const shuffled = files.reverse();
-        const n = sharedUserKeyPrefix(shuffled);
+        // And files overlapping them (a level-0 file spans any range of the run).
+        for (const [a, b] of overlaps) {
+          const lo = Math.min(a % keys.length, b % keys.length);
+          const hi = Math.max(a % keys.length, b % keys.length);
+          files.push(file(files.length + 1, keys[lo]!, keys[hi]!));
+        }
+        files.reverse(); // the first file need not hold the smallest key
+        const n = sharedPrefixLength(files);
         expect(n).toBeGreaterThanOrEqual(prefix.length);
-        const head = shuffled[0]!.smallest.subarray(0, n);
+        const head = files[0]!.smallest.subarray(0, n);
         for (const k of keys) expect(Buffer.from(k.subarray(0, n)).equals(Buffer.from(head))).toBe(true);
       }),
       { numRuns: 300 },
@@ -64,7 +71,8 @@ describe('sharedUserKeyPrefix', () => {
 });
 
 describe('a merge whose input holds keys outside its recorded range', () => {
-  it('fails with CORRUPTION before building a table of misordered keys', () => {
+  /** Table 10 really ends with "z", but its metadata says it ends at "k150"; table 11 is honest. */
+  function lyingInputs(): { mem: MemFileSystem; lying: FileMetaData; honest: FileMetaData } {
     const mem = new MemFileSystem();
     mem.mkdir('/db');
     const write = (number: number, keys: string[], seq: number): void => {
@@ -74,21 +82,31 @@ describe('a merge whose input holds keys outside its recorded range', () => {
       b.finish();
       f.close();
     };
-    // Table 10 really ends with "z", but its metadata says it ends at "k150": the bounds share
-    // "k1", so the heap orders by the bytes after it, where "z" (none) sorts first.
     write(10, ['k100', 'k120', 'k150', 'z'], 1);
-    write(11, ['k160', 'k170'], 2);
+    write(11, ['k130', 'k140', 'k160', 'k170'], 2);
     const sized = (f: FileMetaData): FileMetaData => ({ ...f, fileSize: mem.openReadable(tableFileName('/db', f.number)).size });
-    const lying = sized(file(10, 'k100', 'k150'));
-    const honest = sized(file(11, 'k160', 'k170'));
-    expect(sharedUserKeyPrefix([lying, honest])).toBe(2);
-    let error: unknown;
+    return { mem, lying: sized(file(10, 'k100', 'k150')), honest: sized(file(11, 'k130', 'k170')) };
+  }
+
+  const failure = (run: () => unknown): unknown => {
     try {
-      runCompaction(mem, levelZeroMerge('/db', [honest, lying], { maxFileSize: 1 << 20 }));
+      run();
     } catch (err) {
-      error = err;
+      return err;
     }
-    expect(isSieveError(error) && error.code).toBe('CORRUPTION');
-    expect(String(error)).toMatch(/out of order/);
+    return undefined;
+  };
+
+  it('fails with CORRUPTION, whole or as one part of a split merge (which would stop early and lose keys)', () => {
+    // The bounds share "k1": the heap orders by the bytes after it, where "z" has none and would
+    // sort first. A part ending at "k155" would then stop at "z" before "k130"…"k150" were
+    // written, and the part after it would start past them.
+    const { mem, lying, honest } = lyingInputs();
+    expect(sharedPrefixLength([lying, honest])).toBe(2);
+    for (const part of [{}, { end: Buffer.from('k155') }, { begin: Buffer.from('k155') }]) {
+      const error = failure(() => runCompaction(mem, levelZeroMerge('/db', [honest, lying], { maxFileSize: 1 << 20, ...part })));
+      expect(isSieveError(error) && error.code, JSON.stringify(part)).toBe('CORRUPTION');
+      expect(String(error)).toMatch(/outside its table's recorded key range/);
+    }
   });
 });

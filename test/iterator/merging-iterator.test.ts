@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isSieveError } from '../../src/errors.js';
 import { compareBytes } from '../../src/format/bytes.js';
 import { encodeInternalKey, INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../../src/format/internal-key.js';
 import { bytewiseComparator } from '../../src/format/comparator.js';
@@ -22,9 +23,9 @@ import {
   type Entry,
 } from './iterator-contract.js';
 
-/** Bytes every user key of `entries` starts with. */
-function commonUserPrefix(entries: readonly Entry[]): number {
-  if (entries.length === 0) return 0;
+/** The bytes every user key of `entries` starts with. */
+function commonUserPrefix(entries: readonly Entry[]): Uint8Array {
+  if (entries.length === 0) return new Uint8Array(0);
   const first = entries[0]!.key;
   let n = first.length - INTERNAL_KEY_TRAILER_SIZE;
   for (const e of entries) {
@@ -33,7 +34,7 @@ function commonUserPrefix(entries: readonly Entry[]): number {
     while (i < limit && e.key[i] === first[i]) i++;
     n = i;
   }
-  return n;
+  return first.slice(0, n);
 }
 
 iteratorContract('MergingIterator', (entries, random) => {
@@ -91,10 +92,27 @@ describe('MergingIterator key windows', () => {
   });
 
   it('takes a shared prefix only with the bytewise internal order', () => {
-    expect(() => new MergingIterator([], bytewiseInternalComparator, { sharedPrefix: -1 })).toThrow(/sharedPrefix/);
     // Another instance may wrap any user order: windows hold only for the bytewise one.
     const other = new InternalKeyComparator(bytewiseComparator);
-    expect(() => new MergingIterator([], other, { sharedPrefix: 0 })).toThrow(/sharedPrefix/);
+    expect(() => new MergingIterator([], other, { sharedPrefix: new Uint8Array(0) })).toThrow(/sharedPrefix/);
+  });
+
+  it('a child key without the shared prefix is CORRUPTION, found as it is read', () => {
+    const at = (user: string, seq: number): Entry => ({ key: encodeInternalKey(Buffer.from(user), seq, ValueType.VALUE), value: Uint8Array.of() });
+    for (const stray of ['z', 'k', 'j999']) {
+      // One child's last key lacks the prefix "k1" (in key order it belongs after, or before, the rest).
+      const keys = stray < 'k1' ? [stray, 'k100', 'k120'] : ['k100', 'k120', stray];
+      const children = [new ArrayIterator(keys.map((k, i) => at(k, i + 1))), new ArrayIterator([at('k110', 9), at('k130', 9)])];
+      const it = new MergingIterator(children, bytewiseInternalComparator, { sharedPrefix: Buffer.from('k1') });
+      let error: unknown;
+      try {
+        for (it.seekToFirst(); it.valid(); it.next());
+        for (it.seekToLast(); it.valid(); it.prev());
+      } catch (err) {
+        error = err;
+      }
+      expect(isSieveError(error) && error.code, stray).toBe('CORRUPTION');
+    }
   });
 });
 
