@@ -10,7 +10,8 @@
  * keys (with repeats) over it, reopened. Values are db_bench's (100 bytes, half compressible).
  * `sync` calls batchSync, `async` awaits db.batch; the options (JSON) go to DB.open. Each line:
  * ops/s of the loop, the stall time by reason from `sievekv.stats`, the time of close() after the
- * loop, the directory's bytes once closed, and level 0's files before the close; the last line the
+ * loop, the directory's bytes once closed, level 0's files before the close and the process's RSS
+ * high-water mark so far (so overwritebatch's line holds both loops, not the reopen); the last line the
  * reopen's time, the peak RSS and the process's CPU (user + system, every thread). With SK_KEEP set,
  * the directory is kept (its path printed last) for a look at its LOG; with SK_STATS set, each
  * loop's end also prints the `leveldb.stats` table (compaction time and bytes per level).
@@ -53,7 +54,7 @@ async function run(label: string, keys: Uint32Array): Promise<void> {
   console.log(
     `${label} ${mode}: ${Math.round((N / ms) * 1000)} ops/s  stalls: memtable full ${stall('MemtableFull')}, ` +
       `L0 slowdown ${stall('L0Slowdown')}, L0 stop ${stall('L0Stop')}  close ${closeMs.toFixed(0)} ms  ` +
-      `disk ${(bytes / 1e6).toFixed(1)} MB  L0 ${s.levels[0]!.files} files`,
+      `disk ${(bytes / 1e6).toFixed(1)} MB  L0 ${s.levels[0]!.files} files  RSS high-water mark ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`,
   );
 }
 

@@ -1,10 +1,11 @@
 /**
  * A merge reads its inputs ahead in windows of at most MERGE_MAX_WINDOW (readahead.ts): it holds
- * one window per input, and a level-0 merge has tens of inputs. A scan of the same table by a
- * reader still grows its window to MAX_WINDOW.
+ * one window per input, and a level-0 merge has tens of inputs. So do repair's merges. A scan of
+ * the same table by a reader still grows its window to MAX_WINDOW.
  */
 import { describe, expect, it } from 'vitest';
 import { runCompaction } from '../../src/compaction/compaction.js';
+import { mergeGroup } from '../../src/db/repair-merge.js';
 import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
 import type { FileSystem, RandomAccessFile } from '../../src/fs/file-system.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
@@ -63,13 +64,28 @@ describe('a merge reads its inputs ahead in small windows', () => {
     const b = writeTable(mem, 11, 'k', 10000, 2);
     expect(a.fileSize).toBeGreaterThan(4 * MAX_WINDOW);
     const { fs, largest } = recordingReads(mem);
-    const outcome = runCompaction(fs, levelZeroMerge(DIR, [b, a], { maxFileSize: 1 << 30, outputNumbers: [100] }));
-    expect(outcome.outputs).toHaveLength(1);
-    for (const input of [a, b]) {
-      const read = largest.get(tableFileName(DIR, input.number))!;
-      expect(read).toBeGreaterThan(FIRST_WINDOW); // windows grew …
-      expect(read).toBeLessThanOrEqual(MERGE_MAX_WINDOW); // … up to the merge's cap
+    // Level-0 inputs (a table iterator each), then a level-1 table into level 2 over a level-2
+    // one (level iterators).
+    const merges = [
+      levelZeroMerge(DIR, [b, a], { maxFileSize: 1 << 30, outputNumbers: [100] }),
+      levelZeroMerge(DIR, [b], { upperIsLevel0: false, lower: [a], outputLevel: 2, maxFileSize: 1 << 30, outputNumbers: [101] }),
+    ];
+    for (const task of merges) {
+      largest.clear();
+      expect(runCompaction(fs, task).outputs).toHaveLength(1);
+      for (const input of [a, b]) {
+        const read = largest.get(tableFileName(DIR, input.number))!;
+        expect(read).toBeGreaterThan(FIRST_WINDOW); // windows grew …
+        expect(read).toBeLessThanOrEqual(MERGE_MAX_WINDOW); // … up to the merge's cap
+      }
     }
+
+    // Repair's merge of overlapping tables reads its runs the same way.
+    largest.clear();
+    let next = 200;
+    const group = [a, b].map((meta) => ({ region: 0, dir: DIR, meta, entries: 10000, maxSequence: meta.number === a.number ? 1 : 2, created: false }));
+    mergeGroup(fs, DIR, 0, group, () => next++, { blockSize: 4096, blockRestartInterval: 16, compression: CompressionType.NONE, filterPolicy: null, tableFilterPolicy: null, filterScope: 'block' }, 1 << 30);
+    for (const input of [a, b]) expect(largest.get(tableFileName(DIR, input.number))).toBe(MERGE_MAX_WINDOW);
 
     largest.clear();
     const cache = new TableCache(fs, DIR);
