@@ -107,6 +107,8 @@ describe('a merge whose input holds keys outside its recorded range', () => {
       const error = failure(() => runCompaction(mem, levelZeroMerge('/db', [honest, lying], { maxFileSize: 1 << 20, ...part })));
       expect(isSieveError(error) && error.code, JSON.stringify(part)).toBe('CORRUPTION');
       expect(String(error)).toMatch(/outside its table's recorded key range/);
+      // Nothing of the merge is kept; its inputs stay.
+      expect(mem.list('/db').filter((n) => n.endsWith('.ldb')).sort()).toEqual(['000010.ldb', '000011.ldb']);
     }
   });
 });
