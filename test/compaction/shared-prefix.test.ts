@@ -3,7 +3,8 @@
  * files' bounds alone (the merge's heap compares the bytes after them first: merging-iterator.ts).
  * Property: for files cut from one sorted run of keys, every key of every file starts with that
  * many bytes of the first file's smallest key. And a merge whose input holds keys outside the
- * bounds it is recorded with (the windows then misorder the merge) fails with CORRUPTION.
+ * bounds it is recorded with (the windows would misorder the merge), or is out of order in itself,
+ * fails with CORRUPTION and keeps nothing.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { runCompaction } from '../../src/compaction/compaction.js';
 import { sharedPrefixLength } from '../../src/version/version.js';
 import { isSieveError } from '../../src/errors.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import { InternalKeyComparator } from '../../src/format/internal-key-comparator.js';
 import { CompressionType } from '../../src/sstable/compression.js';
 import { TableBuilder } from '../../src/sstable/table-builder.js';
 import { tableFileName } from '../../src/version/filenames.js';
@@ -110,5 +112,31 @@ describe('a merge whose input holds keys outside its recorded range', () => {
       // Nothing of the merge is kept; its inputs stay.
       expect(mem.list('/db').filter((n) => n.endsWith('.ldb')).sort()).toEqual(['000010.ldb', '000011.ldb']);
     }
+  });
+
+  it('an input table out of order in itself (keys in its range, so the prefix holds) fails with CORRUPTION', () => {
+    const mem = new MemFileSystem();
+    mem.mkdir('/db');
+    // A table builder that takes any order: its user order says every key is larger.
+    const anyOrder = new InternalKeyComparator({
+      name: 'test.AnyOrder',
+      compare: () => 1,
+      findShortestSeparator: (start) => start,
+      findShortSuccessor: (key) => key,
+    });
+    const write = (number: number, keys: string[], comparator?: InternalKeyComparator): FileMetaData => {
+      const f = mem.createWritable(tableFileName('/db', number));
+      const b = new TableBuilder(f, { compression: CompressionType.NONE, ...(comparator !== undefined ? { comparator } : {}) });
+      for (const k of keys) b.add(ik(k, number), Buffer.from(`v-${k}`));
+      b.finish();
+      f.close();
+      return { number, fileSize: b.fileSize, smallest: ik(keys.reduce((x, y) => (x < y ? x : y)), number), largest: ik(keys.reduce((x, y) => (x > y ? x : y)), number) };
+    };
+    const unsorted = write(10, ['k100', 'k150', 'k120'], anyOrder);
+    const honest = write(11, ['k130', 'k140']);
+    const error = failure(() => runCompaction(mem, levelZeroMerge('/db', [honest, unsorted], { maxFileSize: 1 << 20 })));
+    expect(isSieveError(error) && error.code).toBe('CORRUPTION');
+    expect(String(error)).toMatch(/out of order/);
+    expect(mem.list('/db').filter((n) => n.endsWith('.ldb')).sort()).toEqual(['000010.ldb', '000011.ldb']);
   });
 });
