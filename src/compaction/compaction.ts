@@ -340,7 +340,7 @@ class MergeLoop {
       if (c !== 0) {
         // The merged input ascends unless an input table is itself out of order (damage the
         // merging iterator cannot see): CORRUPTION, before a table is built of it.
-        if (c < 0) throw corruption('compaction input out of order: an input table holds keys outside its recorded key range');
+        if (c < 0) throw corruption("compaction input out of order: an input table's keys are not sorted");
         this.#startUserKey(key, userLen);
       }
       const seq = readSequence(key, key.length);
