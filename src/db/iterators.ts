@@ -39,10 +39,16 @@ export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHa
       children.push(new MemTableInternalIterator(region.mem));
       if (region.imm !== null) children.push(new MemTableInternalIterator(region.imm));
       const tables = db.tables[r]!;
-      for (const file of version.files(r, 0)) children.push(tables.newIterator(file));
+      // Level-0 files overlap: one lazy "level" each, so a seek its filter rules out opens nothing.
+      for (const file of version.files(r, 0)) {
+        const one = [file];
+        children.push(new LevelIterator(one, () => tables.newIterator(file), undefined, (_, probes) => tables.fileMayMatch(file, probes)));
+      }
       for (let level = 1; level < NUM_LEVELS; level++) {
         const files = version.files(r, level);
-        if (files.length > 0) children.push(new LevelIterator(files, (i) => tables.newIterator(files[i]!)));
+        if (files.length > 0) {
+          children.push(new LevelIterator(files, (i) => tables.newIterator(files[i]!), undefined, (i, probes) => tables.fileMayMatch(files[i]!, probes)));
+        }
       }
     });
   } catch (err) {

@@ -106,6 +106,11 @@ export class TableAccess {
     return this.cache.newIterator(file.number, file.fileSize);
   }
 
+  /** False if `file`'s whole-table filter rules out `probes`' user key (opening the table if needed). */
+  fileMayMatch(file: FileMetaData, probes: KeyProbes): boolean {
+    return this.cache.findTable(file.number, file.fileSize).fullFilterMayMatch(probes);
+  }
+
   evict(fileNumber: number): void {
     this.cache.evict(fileNumber);
   }

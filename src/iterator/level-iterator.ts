@@ -27,6 +27,7 @@ export interface LevelFileRange {
 export class LevelIterator implements InternalIterator {
   readonly #files: readonly LevelFileRange[];
   readonly #openFile: (index: number) => InternalIterator;
+  readonly #fileMayMatch: ((index: number, probes: KeyProbes) => boolean) | undefined;
   readonly #compare: Comparator['compare'];
   /** The open file's index, or -1 when none is open. */
   #index = -1;
@@ -37,14 +38,19 @@ export class LevelIterator implements InternalIterator {
    *   iterating — a Version's file lists are immutable).
    * @param openFile opens file `index` (e.g. through the table cache).
    * @param comparator the internal-key order; the bytewise one by default.
+   * @param fileMayMatch optional: false if file `index`'s whole-table filter shows that it holds
+   *   no entry of `probes`' user key, asked by `seekIfMayMatch` before it opens an iterator over
+   *   the file (a seek to a key the file does not hold then makes none).
    */
   constructor(
     files: readonly LevelFileRange[],
     openFile: (index: number) => InternalIterator,
     comparator: Comparator = bytewiseInternalComparator,
+    fileMayMatch?: (index: number, probes: KeyProbes) => boolean,
   ) {
     this.#files = files;
     this.#openFile = openFile;
+    this.#fileMayMatch = fileMayMatch;
     this.#compare = comparator.compare;
   }
 
@@ -76,7 +82,11 @@ export class LevelIterator implements InternalIterator {
    * target (an entry of it), so that file's filters decide; sought (invalid) if there is none.
    */
   seekIfMayMatch(target: Uint8Array, probes: KeyProbes): boolean {
-    if (!this.#open(this.#findFile(target))) return true;
+    const index = this.#findFile(target);
+    // The entry the seek would land on, if not of target's user key, is above it: the file's
+    // filter may rule the key out before an iterator over the file is made.
+    if (index < this.#files.length && this.#fileMayMatch !== undefined && !this.#fileMayMatch(index, probes)) return false;
+    if (!this.#open(index)) return true;
     const file = this.#file!;
     if (file.seekIfMayMatch === undefined) file.seek(target);
     else if (!file.seekIfMayMatch(target, probes)) return false;

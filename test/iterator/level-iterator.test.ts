@@ -1,12 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { KeyProbes } from '../../src/filter/key-probes.js';
+import { bytewiseInternalComparator } from '../../src/format/internal-key-comparator.js';
 import type { InternalIterator } from '../../src/iterator/internal-iterator.js';
 import { LevelIterator, type LevelFileRange } from '../../src/iterator/level-iterator.js';
+import { MergingIterator } from '../../src/iterator/merging-iterator.js';
 import { rng } from '../support/seed.js';
 import { ArrayIterator } from './array-iterator.js';
 import { blockIteratorOf } from './sources.js';
 import {
   checkRandomWalk,
+  checkSeeks,
+  checkWalks,
   entriesArb,
   iteratorContract,
   lowerBound,
@@ -120,6 +125,48 @@ describe('LevelIterator', () => {
         for (it.seekToLast(); it.valid(); it.prev()) backward.push({ key: it.key(), value: it.value() });
         expect(backward).toEqual([...es].reverse());
       }),
+    );
+  });
+
+  it('with a file filter: a seek the filter rules out opens no file; merged, every walk and seek matches the model', () => {
+    fc.assert(
+      fc.property(
+        entriesArb(60),
+        fc.integer(),
+        fc.array(walkOpArb, { maxLength: 40, size: 'max' }),
+        fc.array(targetArb, { maxLength: 10, size: 'max' }),
+        (entries, seed, ops, recipes) => {
+          const random = rng(seed);
+          // Two levels (every other entry in each), each cut into files.
+          const levels = [entries.filter((_, i) => i % 2 === 0), entries.filter((_, i) => i % 2 === 1)].map((es) => cutIntoFiles(es, random));
+          const userOf = (k: Uint8Array): string => Buffer.from(k.subarray(0, k.length - 8)).toString('hex');
+          const trackers = levels.map((files) => new Tracker(files, random));
+          // A filter: never false for a user key the file holds, false or (a false positive) true otherwise.
+          const mayMatch = (files: Entry[][]) => (i: number, probes: KeyProbes): boolean =>
+            files[i]!.some((e) => userOf(e.key) === Buffer.from(probes.key).toString('hex')) || random() < 0.3;
+          const make = (): MergingIterator =>
+            new MergingIterator(levels.map((files, l) => new LevelIterator(files.map(rangeOf), trackers[l]!.openFile, bytewiseInternalComparator, mayMatch(files))));
+          checkWalks(make(), entries);
+          checkRandomWalk(make(), entries, ops);
+          checkSeeks(make(), entries, recipes);
+          // Alone: a seek the filter rules out returns false having opened nothing.
+          for (const [l, files] of levels.entries()) {
+            if (files.length === 0) continue;
+            const tracker = trackers[l]!;
+            const it = new LevelIterator(files.map(rangeOf), tracker.openFile, bytewiseInternalComparator, () => false);
+            const probes = new KeyProbes();
+            const target = files[0]![0]!.key;
+            probes.reset(target.subarray(0, target.length - 8));
+            tracker.opened = [];
+            expect(it.seekIfMayMatch(target, probes)).toBe(false);
+            expect(tracker.opened).toEqual([]);
+            it.seek(target); // sought before any other use, as the contract asks
+            expect(it.valid() && Buffer.from(it.key()).equals(Buffer.from(target))).toBe(true);
+            it.close();
+          }
+        },
+      ),
+      { numRuns: 100 },
     );
   });
 
