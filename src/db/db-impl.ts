@@ -74,6 +74,7 @@ import { BackgroundWork } from './background.js';
 import { WriteQueue } from './write-queue.js';
 import { captureCheckpointSource, type CheckpointSource } from './checkpoint.js';
 import type { EntryIterator } from '../iterator/entry-iterator.js';
+import { IteratorTrees } from './iterators.js';
 import { BlockCache } from '../sstable/block-cache.js';
 import { ResidentFiles } from '../sstable/resident-files.js';
 import type { RegionRouter } from '../shard/region-router.js';
@@ -113,6 +114,8 @@ export class DBImpl {
   readonly snapshots = new SnapshotList();
   /** Iterators not yet closed: the database ends them when it closes. */
   readonly openIterators = new Set<EntryIterator>();
+  /** A closed iterator's tree, kept for the next one while the state it reads is current (iterators.ts). */
+  readonly iteratorTrees = new IteratorTrees();
   readonly regions: Region[];
   /** The memtables' arenas, recycled (BackgroundHost.arenas). */
   readonly arenas: ArenaPool;
@@ -153,6 +156,7 @@ export class DBImpl {
     this.#lock = lock;
     this.#info = info;
     this.#versions = new VersionSet(dir, fs, router.regions.length);
+    this.#versions.onInstall = this.#dropKeptTree;
     this.stats = new DBStats(router.regions.length);
     const bloomBits = Math.ceil((options.writeBufferSize / 64) * options.memtableBloomBitsPerKey);
     // A memtable is switched once it holds writeBufferSize bytes; the last write may go a little
@@ -429,7 +433,9 @@ export class DBImpl {
         }
         if (writerStamp(fs, this.dir) !== stamp) throw new WriterMoved();
         const old = this.#versions;
+        this.iteratorTrees.drop(); // it reads the old state
         this.#versions = versions;
+        versions.onInstall = this.#dropKeptTree;
         // Tables the new state no longer names: their handles go (iterators keep theirs).
         const live = versions.liveFiles();
         for (const n of old.current.fileNumbers()) if (!live.has(n)) for (const t of this.tables) t.evict(n);
@@ -1143,6 +1149,21 @@ export class DBImpl {
     return this.#versions.current.ref();
   }
 
+  /** The current version (not referenced: compare, do not keep). */
+  get currentVersion(): Version {
+    return this.#versions.current;
+  }
+
+  /** True once `close()` began. */
+  get closing(): boolean {
+    return this.#closed;
+  }
+
+  /** A new version pins other files and memtables: a kept iterator tree reads the old ones. */
+  readonly #dropKeptTree = (): void => {
+    this.iteratorTrees.drop();
+  };
+
   /**
    * For db/checkpoint.ts: commits every queued write (blocking, as `flush` does), then captures,
    * in the same turn, the files a copy of the database now consists of. Until the source is
@@ -1207,6 +1228,7 @@ export class DBImpl {
     await this.#queue.whenDrained();
     this.#closed = true;
     for (const it of [...this.openIterators]) it.end();
+    this.iteratorTrees.drop();
     // The memtable image is written while the workers stop: their answers come on this thread,
     // after it. A flush that finished instead of abandoning (past its last look at the stop flag)
     // and was installed moved the log number past the WALs of the memtable it flushed: the image

@@ -11,7 +11,9 @@ import { resolveIteratorOptions, type IteratorRangeOptions } from '../iterator/i
 import { LevelIterator } from '../iterator/level-iterator.js';
 import { MemTableInternalIterator } from '../iterator/memtable-iterator.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
+import type { MemTable } from '../memtable/memtable.js';
 import { NUM_LEVELS } from '../version/version-edit.js';
+import type { Version } from '../version/version.js';
 import type { DBImpl } from './db-impl.js';
 import { Snapshot } from './snapshot.js';
 
@@ -32,7 +34,47 @@ export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHa
     snapshot.check(db.snapshots);
     sequence = snapshot.sequence;
   }
-  const version = db.refCurrentVersion();
+  // A closed iterator's tree, kept while the version and memtables it reads are current, serves
+  // again: a seek-and-read-one loop makes no merging, level and memtable iterators per seek.
+  const kept = db.iteratorTrees.take(db);
+  let version: Version;
+  let tree: InternalIterator;
+  let memtables: readonly (MemTable | null)[];
+  if (kept !== null) {
+    ({ version, tree, memtables } = kept);
+  } else {
+    version = db.refCurrentVersion();
+    memtables = currentMemtables(db);
+    tree = buildTree(db, version);
+  }
+  let keptAgain = false;
+  // The database closes what is still open when it closes (later calls are CLOSED).
+  const it = createEntryIterator(
+    tree,
+    sequence,
+    resolved,
+    () => {
+      db.openIterators.delete(it);
+      if (!keptAgain) version.unref();
+    },
+    (internal, healthy) => {
+      keptAgain = healthy && db.iteratorTrees.keep(db, { tree: internal, version, memtables });
+      if (!keptAgain) internal.close();
+    },
+  );
+  db.openIterators.add(it);
+  return it;
+}
+
+/** Every region's memtable and immutable memtable, in order: what a tree reads besides tables. */
+function currentMemtables(db: DBImpl): (MemTable | null)[] {
+  const out: (MemTable | null)[] = [];
+  for (const region of db.regions) out.push(region.mem, region.imm);
+  return out;
+}
+
+/** The merged view of every region's memtables and `version`'s tables (version referenced by the caller). */
+function buildTree(db: DBImpl, version: Version): InternalIterator {
   const children: InternalIterator[] = [];
   try {
     db.regions.forEach((region, r) => {
@@ -56,11 +98,65 @@ export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHa
     version.unref();
     throw err;
   }
-  // The database closes what is still open when it closes (later calls are CLOSED).
-  const it = createEntryIterator(new MergingIterator(children), sequence, resolved, () => {
-    db.openIterators.delete(it);
-    version.unref();
-  });
-  db.openIterators.add(it);
-  return it;
+  return new MergingIterator(children);
+}
+
+interface KeptTree {
+  readonly tree: InternalIterator;
+  /** Referenced for the tree while it is kept (the next iterator takes the reference over). */
+  readonly version: Version;
+  readonly memtables: readonly (MemTable | null)[];
+}
+
+/**
+ * One closed iterator's tree (merging iterator and children), kept for the next iterator while it
+ * still reads the database's current state: the same version and the same memtables (a write to
+ * the memtable is seen: every use starts with a seek). A tree kept pins its version's files and
+ * its memtables, so it is dropped as soon as either changes (a flush, a compaction or a memtable
+ * switch installs a version; the database calls `drop` then, and on close). Only a tree whose
+ * iterator met no error is kept.
+ */
+export class IteratorTrees {
+  #kept: KeptTree | null = null;
+
+  /** The kept tree if it reads `db`'s current state (taken: the caller owns it and its version reference); else null (a stale one is dropped). */
+  take(db: DBImpl): KeptTree | null {
+    const kept = this.#kept;
+    if (kept === null) return null;
+    this.#kept = null;
+    if (isCurrent(db, kept)) return kept;
+    release(kept);
+    return null;
+  }
+
+  /** Keeps `tree` (and its version reference) if none is kept and it reads `db`'s current state; false: the caller closes it. */
+  keep(db: DBImpl, tree: KeptTree): boolean {
+    if (this.#kept !== null || db.closing || !isCurrent(db, tree)) return false;
+    this.#kept = tree;
+    return true;
+  }
+
+  /** Closes the kept tree, if any, and lets its version go. */
+  drop(): void {
+    const kept = this.#kept;
+    this.#kept = null;
+    if (kept !== null) release(kept);
+  }
+}
+
+function isCurrent(db: DBImpl, kept: KeptTree): boolean {
+  if (kept.version !== db.currentVersion) return false;
+  const regions = db.regions;
+  for (let r = 0; r < regions.length; r++) {
+    if (kept.memtables[2 * r] !== regions[r]!.mem || kept.memtables[2 * r + 1] !== regions[r]!.imm) return false;
+  }
+  return true;
+}
+
+function release(kept: KeptTree): void {
+  try {
+    kept.tree.close();
+  } finally {
+    kept.version.unref();
+  }
 }

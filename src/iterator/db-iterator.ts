@@ -69,6 +69,10 @@ export class DBIterator {
   #forward = true;
   #valid = false;
   #closed = false;
+  /** An error came out of the internal iterator: its state is not to be trusted again. */
+  #failedOnce = false;
+  /** Takes the internal iterator at `close()` instead of closing it (see the constructor). */
+  readonly #releaseIter: ((iter: InternalIterator, healthy: boolean) => void) | undefined;
   /** A user key: the key to skip past (forward) or the current key (reverse). */
   #savedKey = allocateBytes(64);
   #savedKeyLen = 0;
@@ -91,12 +95,22 @@ export class DBIterator {
    *   [0, MAX_SEQUENCE].
    * @param bounds user-key bounds (copied by the caller if it may mutate them); none by default.
    * @param keysOnly never read values: `value()` is empty.
+   * @param releaseIter if given, `close()` hands it the internal iterator (and whether no error
+   *   came out of it) instead of closing it: the database keeps a closed iterator's tree for the
+   *   next one (db/iterators.ts).
    */
-  constructor(iter: InternalIterator, sequence: number, bounds: UserKeyBounds = UNBOUNDED, keysOnly = false) {
+  constructor(
+    iter: InternalIterator,
+    sequence: number,
+    bounds: UserKeyBounds = UNBOUNDED,
+    keysOnly = false,
+    releaseIter?: (iter: InternalIterator, healthy: boolean) => void,
+  ) {
     if (!Number.isSafeInteger(sequence) || sequence < 0) {
       throw invalidArgument(`snapshot sequence must be an integer in [0, 2^53 - 1], got ${sequence}`);
     }
     this.#iter = iter;
+    this.#releaseIter = releaseIter;
     this.#sequence = sequence;
     this.#lower = bounds.lower;
     this.#lowerInclusive = bounds.lowerInclusive;
@@ -267,7 +281,8 @@ export class DBIterator {
     if (this.#closed) return;
     this.#closed = true;
     this.#valid = false;
-    this.#iter.close();
+    if (this.#releaseIter !== undefined) this.#releaseIter(this.#iter, !this.#failedOnce);
+    else this.#iter.close();
   }
 
   #startForward(): void {
@@ -426,6 +441,7 @@ export class DBIterator {
 
   #failed(err: unknown): unknown {
     this.#valid = false;
+    this.#failedOnce = true;
     return err;
   }
 }

@@ -321,16 +321,19 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
  * @param sequence the snapshot's sequence number: entries above it are invisible.
  * @param options the resolved options (bounds, reverse, limit).
  * @param release unpins the version and memtables; called exactly once, also if this throws.
+ * @param releaseInternal if given, takes `internal` when the iterator closes instead of closing it
+ *   (DBIterator's `releaseIter`), before `release` runs.
  */
 export function createEntryIterator(
   internal: InternalIterator,
   sequence: number,
   options: ResolvedIteratorOptions,
   release: () => void,
+  releaseInternal?: (internal: InternalIterator, healthy: boolean) => void,
 ): EntryIterator {
   let core: DBIterator;
   try {
-    core = new DBIterator(internal, sequence, options, !options.values);
+    core = new DBIterator(internal, sequence, options, !options.values, releaseInternal);
   } catch (err) {
     try {
       internal.close();

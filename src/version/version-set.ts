@@ -54,6 +54,9 @@ export class VersionSet {
     return this.#current;
   }
 
+  /** Called after each version installed past the first (the database drops what it kept of the old one). */
+  onInstall: (() => void) | null = null;
+
   readonly #release = (v: Version): void => {
     this.#live.delete(v);
   };
@@ -64,6 +67,7 @@ export class VersionSet {
     const old = this.#current as Version | undefined;
     this.#current = v;
     old?.unref();
+    if (old !== undefined) this.onInstall?.();
     return v;
   }
 
