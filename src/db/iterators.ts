@@ -48,14 +48,15 @@ export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHa
     tree = buildTree(db, version);
   }
   let keptAgain = false;
+  let it: DBIteratorHandle | undefined; // unset if createEntryIterator throws (and releases)
   // The database closes what is still open when it closes (later calls are CLOSED).
-  const it = createEntryIterator(
+  it = createEntryIterator(
     tree,
     sequence,
     resolved,
     () => {
-      db.openIterators.delete(it);
       if (!keptAgain) version.unref();
+      if (it !== undefined) db.openIterators.delete(it);
     },
     (internal, healthy) => {
       keptAgain = healthy && db.iteratorTrees.keep(db, { tree: internal, version, memtables });
@@ -113,8 +114,9 @@ interface KeptTree {
  * still reads the database's current state: the same version and the same memtables (a write to
  * the memtable is seen: every use starts with a seek). A tree kept pins its version's files and
  * its memtables, so it is dropped as soon as either changes (a flush, a compaction or a memtable
- * switch installs a version; the database calls `drop` then, and on close). Only a tree whose
- * iterator met no error is kept.
+ * switch installs a version; the database calls `drop` then, and on close). It is parked when
+ * kept (`park`: its level iterators close their open files), so it holds no table, block or
+ * readahead window. Only a tree whose iterator met no error is kept.
  */
 export class IteratorTrees {
   #kept: KeptTree | null = null;
@@ -132,6 +134,12 @@ export class IteratorTrees {
   /** Keeps `tree` (and its version reference) if none is kept and it reads `db`'s current state; false: the caller closes it. */
   keep(db: DBImpl, tree: KeptTree): boolean {
     if (this.#kept !== null || db.closing || !isCurrent(db, tree)) return false;
+    // Kept, it holds no table open, no block and no readahead: only its own structure.
+    try {
+      tree.tree.park?.();
+    } catch {
+      return false; // the caller closes it
+    }
     this.#kept = tree;
     return true;
   }
@@ -153,9 +161,16 @@ function isCurrent(db: DBImpl, kept: KeptTree): boolean {
   return true;
 }
 
+/**
+ * Closes a kept tree and lets its version go. A close error is dropped: a parked tree has no
+ * table open (`park`), and this runs where nothing could report it (a version's install, the
+ * database's close, an unrelated iterator's open).
+ */
 function release(kept: KeptTree): void {
   try {
     kept.tree.close();
+  } catch {
+    // see above
   } finally {
     kept.version.unref();
   }

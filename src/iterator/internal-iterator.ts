@@ -28,4 +28,10 @@ export interface InternalIterator {
   value(): Uint8Array;
   close(): void;
   seekIfMayMatch?(target: Uint8Array, probes: KeyProbes): boolean;
+  /**
+   * Optional (levels and merges have it): lets go of what the iterator holds beyond itself (an
+   * open file's table iterator, its block and readahead) while it waits to be used again; it must
+   * be sought before any other use.
+   */
+  park?(): void;
 }

@@ -114,6 +114,11 @@ export class LevelIterator implements InternalIterator {
     return this.#file!.value();
   }
 
+  /** See InternalIterator.park: closes the open file; the next seek opens the one it needs. */
+  park(): void {
+    this.#closeFile();
+  }
+
   /** Closes the open file, if any. Idempotent. */
   close(): void {
     this.#closeFile();

@@ -202,6 +202,18 @@ export class MergingIterator implements InternalIterator {
     return this.#children[this.#heap[0]!]!.value();
   }
 
+  /** See InternalIterator.park: parks every child that can be; must be sought before any other use. */
+  park(): void {
+    this.#size = 0;
+    this.#clearDeferred();
+    const children = this.#children;
+    const keys = this.#keys;
+    for (let i = 0; i < children.length; i++) {
+      keys[i] = EMPTY;
+      children[i]!.park?.();
+    }
+  }
+
   /** Closes every child (each close is idempotent, so this is too). */
   close(): void {
     this.#size = 0;

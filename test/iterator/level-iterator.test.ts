@@ -170,6 +170,31 @@ describe('LevelIterator', () => {
     );
   });
 
+  it('park closes the open file (directly or through a merge); the next seek opens the one it needs', () => {
+    fc.assert(
+      fc.property(entriesArb(40), fc.integer(), fc.array(targetArb, { minLength: 1, maxLength: 5 }), (entries, seed, recipes) => {
+        const random = rng(seed);
+        const files = cutIntoFiles(entries, random);
+        const tracker = new Tracker(files, random);
+        const level = new LevelIterator(files.map(rangeOf), tracker.openFile);
+        const merged = new MergingIterator([level]);
+        for (const r of recipes) {
+          const target = resolveTarget(r, entries);
+          merged.seek(target);
+          const index = lowerBound(entries, target);
+          expect(merged.valid()).toBe(index < entries.length);
+          if (index < entries.length) expect(Buffer.from(merged.key()).equals(Buffer.from(entries[index]!.key))).toBe(true);
+          merged.park();
+          expect(merged.valid()).toBe(false);
+          expect(tracker.open).toBe(0);
+        }
+        merged.close();
+        expect(tracker.open).toBe(0);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('an error from openFile propagates and leaves the iterator invalid', () => {
     const files = [[{ key: Uint8Array.of(1, 1, 0, 0, 0, 0, 0, 0, 0), value: Uint8Array.of() }]];
     const it = new LevelIterator(files.map(rangeOf), () => {
