@@ -1154,11 +1154,6 @@ export class DBImpl {
     return this.#versions.current;
   }
 
-  /** True once `close()` began. */
-  get closing(): boolean {
-    return this.#closed;
-  }
-
   /** A new version pins other files and memtables: a kept iterator tree reads the old ones. */
   readonly #dropKeptTree = (): void => {
     this.iteratorTrees.drop();

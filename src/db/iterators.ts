@@ -133,7 +133,7 @@ export class IteratorTrees {
 
   /** Keeps `tree` (and its version reference) if none is kept and it reads `db`'s current state; false: the caller closes it. */
   keep(db: DBImpl, tree: KeptTree): boolean {
-    if (this.#kept !== null || db.closing || !isCurrent(db, tree)) return false;
+    if (this.#kept !== null || db.closed || !isCurrent(db, tree)) return false;
     // Kept, it holds no table open, no block and no readahead: only its own structure.
     try {
       tree.tree.park?.();

@@ -377,8 +377,7 @@ export class MergingIterator implements InternalIterator {
   #window(key: Uint8Array): number {
     const prefix = this.#prefix;
     const n = prefix.length;
-    let ok = key.length - INTERNAL_KEY_TRAILER_SIZE >= n;
-    for (let i = 0; ok && i < n; i++) ok = key[i] === prefix[i];
+    const ok = key.length - INTERNAL_KEY_TRAILER_SIZE >= n && compareByteRanges(key, 0, n, prefix, 0, n) === 0;
     if (!ok) throw corruption('a merge input holds a key outside its table\'s recorded key range');
     return keyWindow(key, n);
   }
