@@ -5,6 +5,7 @@
  * method every user gets, and a synchronous twin (`getSync`, `putSync`, …) that skips the promise
  * where a caller wants the speed. The engine itself is DBImpl (db/db-impl.ts).
  */
+import { Buffer } from 'node:buffer';
 import { SieveError, ErrorCode, invalidArgument } from './errors.js';
 import { DBImpl } from './db/db-impl.js';
 import { ChainedBatch } from './db/chained-batch.js';

@@ -3,6 +3,7 @@
  * string, encoded as UTF-8; inside, everything is bytes. Anything else is INVALID_ARGUMENT, thrown
  * before the operation touches any state.
  */
+import { Buffer } from 'node:buffer';
 import { invalidArgument } from './errors.js';
 
 /** What the public API accepts as a key or value. */

@@ -22,6 +22,8 @@
  * ready, so a job the worker never started is safe to run inline; a worker lost after that fails
  * its jobs (their outputs may be half written) and the next job starts a fresh one.
  */
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
 import { receiveMessageOnPort, Worker, MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { FileSystem } from '../fs/file-system.js';
 import { NodeFileSystem } from '../fs/node-fs.js';

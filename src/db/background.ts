@@ -33,6 +33,7 @@
  * Failures (a disk error, a corrupt input table) are latched as the database's background error:
  * writes fail with it, reads go on, and the files of the failed job are removed.
  */
+import { performance } from 'node:perf_hooks';
 import { filterChoice, policySpec } from '../compaction/policy-spec.js';
 import { pickCompaction, pickRangeCompaction, type CompactionChoice } from '../compaction/picker.js';
 import type { FlushJob, JobResult, TableShape } from '../compaction/jobs.js';

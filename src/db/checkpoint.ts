@@ -26,6 +26,7 @@
  * open. On failure the files made so far are removed. LOCK and LOG are not copied: the copy makes
  * its own when opened. Owned by the database's thread; I/O through the FileSystem seam.
  */
+import { TextEncoder } from 'node:util';
 import { join, resolve } from 'node:path';
 import { ErrorCode, invalidArgument, isSieveError, SieveError } from '../errors.js';
 import { isNotFound, type FileSystem, type RandomAccessFile } from '../fs/file-system.js';

@@ -8,6 +8,7 @@
  * `region-<i>/`. File numbers are unique across regions (one counter). Read-only; every call
  * goes through the FileSystem seam.
  */
+import { TextDecoder } from 'node:util';
 import { join } from 'node:path';
 import type { FileSystem } from '../fs/file-system.js';
 import { FileType, parseFileName } from '../version/filenames.js';

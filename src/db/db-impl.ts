@@ -23,6 +23,7 @@
  * write fails with it (nothing is silently lost), reads go on, and reopening recovers every
  * acknowledged write from the WAL and the tables.
  */
+import { performance } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { invalidArgument, isSieveError, notSupported, SieveError, ErrorCode, ioError } from '../errors.js';
 import type { FileLock, FileSystem } from '../fs/file-system.js';

@@ -7,6 +7,7 @@
  *
  * Called on the database's thread with keys already checked (bytes); returns owned Buffers.
  */
+import { Buffer } from 'node:buffer';
 import { compareBytes } from '../format/bytes.js';
 import type { DBImpl } from './db-impl.js';
 

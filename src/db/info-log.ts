@@ -3,6 +3,7 @@
  * line per notable event — recovery, skipped damage, flushes, compactions, background errors.
  * Best effort: a failure to write it never fails the database.
  */
+import { TextEncoder } from 'node:util';
 import type { FileSystem, WritableFile } from '../fs/file-system.js';
 import { infoLogFileName, oldInfoLogFileName } from '../version/filenames.js';
 

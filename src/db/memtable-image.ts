@@ -37,6 +37,7 @@
  * of another version is ignored. The skiplist's int32 words are written as the machine holds
  * them; only a little-endian machine writes or reads images.
  */
+import { TextEncoder } from 'node:util';
 import { join } from 'node:path';
 import { getFixed32, getFixed64, putFixed32, putFixed64 } from '../format/coding.js';
 import { crc32c, maskCrc } from '../format/crc32c.js';

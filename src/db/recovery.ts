@@ -20,6 +20,7 @@
  * - A read-only open (and `refresh()`) writes nothing and takes no lock, so a writer may move on
  *   while it reads: it compares `writerStamp` before and after, and reads again if it moved.
  */
+import { TextDecoder, TextEncoder } from 'node:util';
 import { join } from 'node:path';
 import { ErrorCode, invalidArgument, isSieveError, SieveError } from '../errors.js';
 import { type FileLock, isNotFound, readFully, type FileSystem, type RandomAccessFile } from '../fs/file-system.js';

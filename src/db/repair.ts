@@ -30,6 +30,7 @@
  *
  * Synchronous (the database core is); DB.repair wraps it. All I/O through `options.fs`.
  */
+import { TextEncoder } from 'node:util';
 import { basename, dirname, join } from 'node:path';
 import { invalidArgument, isSieveError } from '../errors.js';
 import { BYTEWISE_COMPARATOR_NAME } from '../format/comparator.js';

@@ -4,6 +4,7 @@
  * filter and block counters accumulate per region in `regionTables[r]`, the sink every open table
  * of that region reports to; `tables` sums them.
  */
+import { performance } from 'node:perf_hooks';
 import type { ResidentFiles } from '../sstable/resident-files.js';
 import { TableStats } from '../sstable/table-stats.js';
 

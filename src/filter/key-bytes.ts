@@ -9,6 +9,8 @@
  * valid until the next call into this module — so callers hash them at once and keep nothing.
  */
 
+import { TextEncoder } from 'node:util';
+
 const encoder = new TextEncoder();
 let scratch = new Uint8Array(256);
 

@@ -5,6 +5,8 @@
  * 16 B 23 ns vs 46 ns, 128 B 143 ns vs 44 ns), so long keys go native.
  */
 
+import { Buffer } from 'node:buffer';
+
 const NATIVE_FROM = 32;
 const nativeCompare = Buffer.compare;
 

@@ -41,6 +41,7 @@
  * racing on one stale lock can, in the instant between a mistaken take-over and the link back,
  * let the third in beside the live holder.
  */
+import process from 'node:process';
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { threadId } from 'node:worker_threads';

@@ -25,6 +25,7 @@
  * the internal iterator propagates. After an error the iterator is invalid until the next seek.
  * After `close()` every method but `valid()`/`close()` throws CLOSED.
  */
+import { Buffer } from 'node:buffer';
 import { ErrorCode, SieveError, corruption, invalidArgument } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';

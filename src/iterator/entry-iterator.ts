@@ -22,6 +22,7 @@
  * The work is synchronous (the data is in memory or read with synchronous file reads); `next()`
  * returns an already settled promise, so `for await` costs one microtask per entry.
  */
+import { Buffer } from 'node:buffer';
 import { ErrorCode, SieveError } from '../errors.js';
 import { toBytes } from '../key-encoding.js';
 import { DBIterator } from './db-iterator.js';

@@ -26,6 +26,7 @@
  * Invariant: no two entries have the same (user key, sequence) — every write has its own
  * sequence number, so insertion order never decides ties.
  */
+import { Buffer } from 'node:buffer';
 import { compareInternalKeys, readSequence, writeTrailer, type ValueType } from '../format/internal-key.js';
 import { RUN_FIELDS } from './entry-run.js';
 

@@ -24,6 +24,7 @@
  * bytes actually read; the result must have exactly the stored length. Every codec failure is
  * CORRUPTION naming the file and the block's offset.
  */
+import { Buffer } from 'node:buffer';
 import { compressSync as lz4CompressSync, uncompressSync as lz4UncompressSync } from 'lz4-napi';
 import { createRequire } from 'node:module';
 import { corruption, notSupported } from '../errors.js';

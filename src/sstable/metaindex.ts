@@ -14,6 +14,7 @@
  * A table carries at most one filter. Readers ignore names they do not know, including filters
  * whose policy they do not know (the table still reads correctly, without skipping).
  */
+import { TextDecoder, TextEncoder } from 'node:util';
 import { corruption } from '../errors.js';
 import { bytewiseComparator } from '../format/comparator.js';
 import { Block } from './block.js';

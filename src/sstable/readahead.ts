@@ -18,6 +18,7 @@
  * A merge caps its inputs' windows lower (MERGE_MAX_WINDOW): it holds one window per input, and
  * a level-0 merge has 20-40 of them.
  */
+import { Buffer } from 'node:buffer';
 import { invalidArgument } from '../errors.js';
 
 /** Sequential block reads before the next one reads a window. */

@@ -29,6 +29,7 @@
  * and under the same hash, so every table sievekv writes uses `KEY_SKETCH_PRECISION` and
  * key-sketch.ts's hash.
  */
+import { TextDecoder, TextEncoder } from 'node:util';
 import { corruption } from '../errors.js';
 import { HyperLogLog } from '../filter/hyperloglog.js';
 import { bytewiseComparator } from '../format/comparator.js';

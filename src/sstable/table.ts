@@ -19,6 +19,8 @@
  * the file: calls after it throw CLOSED; iterators still open read a closed file (IO_ERROR) —
  * the table cache closes a table only when no iterator holds it.
  */
+import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import { corruption, ErrorCode, SieveError } from '../errors.js';
 import type { KeyProbes } from '../filter/key-probes.js';
 import type { FilterPolicy } from '../filter/policy.js';

@@ -4,6 +4,7 @@
  * is a CliError with exit status 2) and calls the command's module. `sievekv help` lists them in
  * this order; `sievekv help COMMAND` and `sievekv COMMAND --help` print one.
  */
+import { Buffer } from 'node:buffer';
 import type { CompressionName } from '../options.js';
 import type { CommandContext } from './command-context.js';
 import { runGet, runScan, runStats } from './db-commands.js';

@@ -4,6 +4,7 @@
  * else from its contents (a table ends with a footer's magic), else `--kind`. A file that cannot
  * be read is one stderr line and exit 1; the next file is still dumped.
  */
+import { TextDecoder } from 'node:util';
 import { basename, dirname, join } from 'node:path';
 import { SieveError } from '../errors.js';
 import type { FileSystem } from '../fs/file-system.js';

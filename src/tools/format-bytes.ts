@@ -4,6 +4,8 @@
  * it is printable UTF-8, or `0x` + hex when it is not. The two spellings cannot be confused: text
  * is always in double quotes (JSON string escapes), hex never is.
  */
+import { Buffer } from 'node:buffer';
+import { TextDecoder } from 'node:util';
 import { invalidArgument } from '../errors.js';
 
 const HEX = '0123456789abcdef';

@@ -10,6 +10,7 @@
  * goes to stdout); in line mode it writes a last line only if any was written. Callers report as
  * often as they like: `update` costs a clock read and returns at once between redraws.
  */
+import { performance } from 'node:perf_hooks';
 import { formatSize } from './format-bytes.js';
 import type { TextSink } from './output.js';
 

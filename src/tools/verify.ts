@@ -21,6 +21,7 @@
  * verify` (recovery-commands.ts) runs it again when the writer moved meanwhile. I/O through the
  * FileSystem seam.
  */
+import { TextDecoder } from 'node:util';
 import { basename, join } from 'node:path';
 import { invalidArgument, isSieveError } from '../errors.js';
 import { BYTEWISE_COMPARATOR_NAME } from '../format/comparator.js';

@@ -17,6 +17,7 @@
  * Decoding checks every length against the record and throws CORRUPTION (naming the file and
  * the record's offset) for an unknown tag or a field that runs past the end.
  */
+import { TextDecoder, TextEncoder } from 'node:util';
 import { corruption } from '../errors.js';
 import { ByteReader, MAX_VARINT32_LENGTH, MAX_VARINT64_LENGTH, putVarint32, putVarint64 } from '../format/varint.js';
 

@@ -11,6 +11,7 @@
  *
  * Owned by the database's JavaScript thread; every method is synchronous.
  */
+import { TextDecoder, TextEncoder } from 'node:util';
 import { corruption, invalidArgument, isSieveError, type SieveError } from '../errors.js';
 import { isNotFound, type FileSystem } from '../fs/file-system.js';
 import { LogReader, type LogCorruption } from '../wal/log-reader.js';
