@@ -9,7 +9,8 @@
  *   4 lz4     RocksDB's kLZ4Compression with format_version >= 2: varint32 uncompressed length,
  *             then one raw LZ4 block (no frame). RocksDB reads it in a table whose footer says
  *             format_version 2, as LZ4 tables' footers do (footer.ts); LevelDB cannot.
- *             Compressed by lz4-napi, whose compressSync speaks a raw LZ4 block behind a 4-byte
+ *             Compressed by our WebAssembly compressor (lz4-wasm-encoder.ts) for blocks of up to
+ *             64 KiB, else by lz4-napi, whose compressSync speaks a raw LZ4 block behind a 4-byte
  *             little-endian length: the varint replaces that prefix in place (no copy for blocks
  *             under 256 MiB). Decoded by our WebAssembly decoder (lz4-wasm.ts) into bytes from the
  *             byte arena (format/byte-arena.ts), or the caller's (a point lookup reads its
@@ -31,6 +32,7 @@ import { corruption, notSupported } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import { putVarint32, varint32Length } from '../format/varint.js';
+import { lz4CompressFramed } from './lz4-wasm-encoder.js';
 import { LOOKUP_OUTPUT_START, type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
 
 type Snappy = Pick<typeof import('snappy'), 'compressSync' | 'uncompressSync'>;
@@ -113,8 +115,11 @@ function plain(b: Buffer): Uint8Array {
 }
 
 /**
- * `raw` compressed with `type`. For NONE it returns `raw` itself; otherwise an owned array (or a
- * view of one). The table builder decides whether the result is worth keeping.
+ * `raw` compressed with `type`. For NONE it returns `raw` itself. LZ4 blocks of up to
+ * MAX_INPUT bytes come from the WebAssembly compressor, as a view of its memory valid until this
+ * thread's next `compressBlock`: copy it before then (the table builder writes it out at once).
+ * Otherwise an owned array (or a view of one). The table builder decides whether the result is
+ * worth keeping.
  */
 export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Array {
   switch (type) {
@@ -123,6 +128,8 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
     case CompressionType.SNAPPY:
       return snappy().compressSync(raw);
     case CompressionType.LZ4: {
+      const framed = lz4CompressFramed(raw);
+      if (framed !== undefined) return framed;
       const out = lz4CompressSync(asBuffer(raw));
       const size = raw.length;
       if (out.length < 4 || getFixed32(out, 0) !== size) {

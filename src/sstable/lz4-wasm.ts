@@ -23,6 +23,12 @@
  * them.
  */
 
+import {
+  addTo, BLOCK, BR, BR_IF, constant, difference, ELSE, END, get, I32_ADD, I32_AND, I32_EQ, I32_EQZ, I32_GE_U,
+  I32_GT_U, I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_SHR_U, I32_STORE8, I64_LOAD, I64_STORE, IF, instantiate,
+  LOCAL_TEE, LOOP, moduleBytes, PAGE, RETURN, set, VOID,
+} from './wasm-assembly.js';
+
 /** Bytes a caller leaves after the input and after the output region (the copies' overrun). */
 export const SLACK = 16;
 
@@ -34,38 +40,6 @@ export const WASM_MAX_BYTES = 1024 * 1024;
  * compressed bytes before it: blocks of up to half the module's memory each way.
  */
 export const LOOKUP_OUTPUT_START = WASM_MAX_BYTES / 2;
-
-const PAGE = 64 * 1024;
-
-// WebAssembly opcodes and type codes used by the listing (WebAssembly core spec, section 5.4).
-const I32 = 0x7f;
-const VOID = 0x40;
-const BLOCK = 0x02;
-const LOOP = 0x03;
-const IF = 0x04;
-const ELSE = 0x05;
-const END = 0x0b;
-const BR = 0x0c;
-const BR_IF = 0x0d;
-const RETURN = 0x0f;
-const LOCAL_GET = 0x20;
-const LOCAL_SET = 0x21;
-const LOCAL_TEE = 0x22;
-const I64_LOAD = [0x29, 0, 0]; // alignment hint 2^0, offset 0: unaligned loads are legal
-const I32_LOAD8_U = [0x2d, 0, 0];
-const I32_LOAD16_U = [0x2f, 0, 0];
-const I64_STORE = [0x37, 0, 0];
-const I32_STORE8 = [0x3a, 0, 0];
-const I32_CONST = 0x41;
-const I32_EQZ = 0x45;
-const I32_EQ = 0x46;
-const I32_LT_U = 0x49;
-const I32_GT_U = 0x4b;
-const I32_GE_U = 0x4f;
-const I32_ADD = 0x6a;
-const I32_SUB = 0x6b;
-const I32_AND = 0x71;
-const I32_SHR_U = 0x76;
 
 // The function's parameters, then its locals (all i32).
 const SRC = 0;
@@ -80,13 +54,6 @@ const DST_START = 8;
 const COPY_END = 9;
 const OFFSET = 10;
 const LOCALS = 7;
-
-const get = (local: number): number[] => [LOCAL_GET, local];
-const set = (local: number): number[] => [LOCAL_SET, local];
-const constant = (n: number): number[] => [I32_CONST, ...sleb128(n)];
-const addTo = (local: number, n: number): number[] => [...get(local), ...constant(n), I32_ADD, ...set(local)];
-/** Pushes `a - b` of two locals. */
-const difference = (a: number, b: number): number[] => [...get(a), ...get(b), I32_SUB];
 
 /**
  * Adds length bytes to LEN until one is not 255. `fail` is the branch depth of the failure block
@@ -164,55 +131,6 @@ const DECODE_BODY = [
   END,
 ];
 
-function uleb128(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let byte = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) byte |= 0x80;
-    out.push(byte);
-  } while (n !== 0);
-  return out;
-}
-
-function sleb128(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const byte = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
-}
-
-function vector(items: number[][]): number[] {
-  return [...uleb128(items.length), ...items.flat()];
-}
-
-function section(id: number, contents: number[]): number[] {
-  return [id, ...uleb128(contents.length), ...contents];
-}
-
-function name(s: string): number[] {
-  return [...uleb128(s.length), ...Array.from(s, (c) => c.charCodeAt(0))];
-}
-
-/** The module: one memory (exported as "memory") and `decode` (exported as "decode"). */
-function moduleBytes(pages: number): Uint8Array {
-  const code = [...vector([[...uleb128(LOCALS), I32]]), ...DECODE_BODY];
-  return new Uint8Array([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
-    ...section(1, vector([[0x60, ...vector([[I32], [I32], [I32], [I32]]), ...vector([[I32]])]])), // type: (i32 x4) -> i32
-    ...section(3, vector([[0]])), // function 0 has type 0
-    ...section(5, vector([[0x00, ...uleb128(pages)]])), // memory: `pages` pages, no maximum
-    ...section(7, vector([[...name('memory'), 0x02, 0], [...name('decode'), 0x00, 0]])),
-    ...section(10, vector([[...uleb128(code.length), ...code]])),
-  ]);
-}
-
 /** The decoder of this thread: a module instance, its memory and a view of it. */
 export interface Lz4WasmDecoder {
   /** The module's memory, at least WASM_MAX_BYTES + 2 * SLACK + 8 bytes. Never grows. */
@@ -233,23 +151,10 @@ export function lz4WasmDecoder(): Lz4WasmDecoder | undefined {
   return decoder ?? undefined;
 }
 
-/** The part of the WebAssembly JS API used here (TypeScript's ES2022 lib does not declare it). */
-interface WebAssemblyApi {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { exports: Record<string, unknown> };
-}
-
 function makeDecoder(): Lz4WasmDecoder | null {
-  const api = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
-  if (api === undefined) return null;
-  try {
-    const pages = Math.ceil((WASM_MAX_BYTES + 2 * SLACK + 8) / PAGE);
-    const instance = new api.Instance(new api.Module(moduleBytes(pages)));
-    const memory = instance.exports.memory as { buffer: ArrayBuffer };
-    const decode = instance.exports.decode as (src: number, srcEnd: number, dst: number, dstEnd: number) => number;
-    const bytes = new Uint8Array(memory.buffer);
-    return { bytes, output: bytes.subarray(LOOKUP_OUTPUT_START, WASM_MAX_BYTES), decode };
-  } catch {
-    return null;
-  }
+  const pages = Math.ceil((WASM_MAX_BYTES + 2 * SLACK + 8) / PAGE);
+  const module = instantiate<Lz4WasmDecoder['decode']>(moduleBytes(pages, 'decode', 4, LOCALS, DECODE_BODY), 'decode');
+  if (module === null) return null;
+  const bytes = module.memory;
+  return { bytes, output: bytes.subarray(LOOKUP_OUTPUT_START, WASM_MAX_BYTES), decode: module.fn };
 }

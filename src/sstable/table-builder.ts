@@ -291,7 +291,10 @@ export class TableBuilder {
       if (this.pendingIndexEntry) {
         this.addIndexEntry(this.comparator.findShortSuccessor(this.lastKey.slice(0, this.lastKeyLen)));
       }
-      const index = this.compressed(this.indexBlock.finish());
+      // The index is compressed before the metaindex (the properties give its size) and written
+      // after it: copied, since a compressed block lasts only until the next (compressBlock).
+      const compressedIndex = this.compressed(this.indexBlock.finish());
+      const index = { stored: compressedIndex.stored.slice(), type: compressedIndex.type };
 
       const props: TableProperties = {
         numEntries: this.entries,
@@ -356,7 +359,10 @@ export class TableBuilder {
     this.pendingIndexEntry = false;
   }
 
-  /** `raw` compressed with the builder's compression if that saves at least 1/8, else raw. */
+  /**
+   * `raw` compressed with the builder's compression if that saves at least 1/8, else raw. A
+   * compressed block may be a view valid only until the next call (compressBlock): write it first.
+   */
   private compressed(raw: Uint8Array): { stored: Uint8Array; type: CompressionType } {
     if (this.compression !== CompressionType.NONE) {
       const c = compressBlock(this.compression, raw);

@@ -4,13 +4,13 @@
  * touches memory outside its regions and their SLACK. decompressBlock uses it for blocks up to
  * WASM_MAX_BYTES and lz4-napi beyond, or where WebAssembly is missing.
  */
-import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { compressSync, uncompressSync } from 'lz4-napi';
 import { describe, expect, it } from 'vitest';
 import { isSieveError } from '../../src/errors.js';
 import { compressBlock, CompressionType, decompressBlock } from '../../src/sstable/compression.js';
 import { type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from '../../src/sstable/lz4-wasm.js';
+import { runWithoutWebAssembly } from '../support/jitless.js';
 
 const decoder = lz4WasmDecoder();
 
@@ -174,12 +174,6 @@ describe('decompressBlock around the WebAssembly decoder', () => {
       'const back = decompressBlock(4, compressBlock(4, data));',
       "console.log(JSON.stringify({ wasm: lz4WasmDecoder() !== undefined, same: Buffer.from(back).equals(Buffer.from(data)) }));",
     ].join('\n');
-    const child = spawnSync(process.execPath, ['--jitless', '--import', 'tsx', '--input-type=module', '-e', script], {
-      encoding: 'utf8',
-      cwd: new URL('../..', import.meta.url).pathname,
-    });
-    // V8 warns that --jitless turns WebAssembly off: the condition this test wants.
-    expect({ status: child.status, stderr: child.stderr.replace(/^Warning: disabling flag --expose_wasm.*\n/m, '') }).toEqual({ status: 0, stderr: '' });
-    expect(JSON.parse(child.stdout.trim())).toEqual({ wasm: false, same: true });
+    expect(runWithoutWebAssembly(script)).toEqual({ wasm: false, same: true });
   }, 60_000);
 });

@@ -1,0 +1,140 @@
+/**
+ * What the hand-assembled WebAssembly modules (lz4-wasm.ts, lz4-wasm-encoder.ts) are written
+ * with: the opcodes their listings use, LEB128 numbers, and a module of one memory and one
+ * function. No binary is shipped and no toolchain is needed.
+ *
+ * Opcodes and encodings: WebAssembly core specification, sections 5.2 (values) and 5.4
+ * (instructions); the module layout, section 5.5.
+ */
+
+// Types.
+export const I32 = 0x7f;
+export const VOID = 0x40;
+
+// Control.
+export const BLOCK = 0x02;
+export const LOOP = 0x03;
+export const IF = 0x04;
+export const ELSE = 0x05;
+export const END = 0x0b;
+export const BR = 0x0c;
+export const BR_IF = 0x0d;
+export const RETURN = 0x0f;
+
+// Locals.
+export const LOCAL_GET = 0x20;
+export const LOCAL_SET = 0x21;
+export const LOCAL_TEE = 0x22;
+
+// Memory: alignment hint 2^0 and offset 0 (unaligned accesses are legal, only slower in theory).
+export const I32_LOAD = [0x28, 0, 0];
+export const I64_LOAD = [0x29, 0, 0];
+export const I32_LOAD8_U = [0x2d, 0, 0];
+export const I32_LOAD16_U = [0x2f, 0, 0];
+export const I64_STORE = [0x37, 0, 0];
+export const I32_STORE8 = [0x3a, 0, 0];
+export const I32_STORE16 = [0x3b, 0, 0];
+
+// Numbers.
+export const I32_CONST = 0x41;
+export const I64_CONST = 0x42;
+export const I32_EQZ = 0x45;
+export const I32_EQ = 0x46;
+export const I32_NE = 0x47;
+export const I32_LT_U = 0x49;
+export const I32_GT_U = 0x4b;
+export const I32_LE_U = 0x4d;
+export const I32_GE_U = 0x4f;
+export const I32_ADD = 0x6a;
+export const I32_SUB = 0x6b;
+export const I32_MUL = 0x6c;
+export const I32_AND = 0x71;
+export const I32_OR = 0x72;
+export const I32_SHL = 0x74;
+export const I32_SHR_U = 0x76;
+
+/** The size of a WebAssembly memory page. */
+export const PAGE = 64 * 1024;
+
+export const get = (local: number): number[] => [LOCAL_GET, local];
+export const set = (local: number): number[] => [LOCAL_SET, local];
+export const constant = (n: number): number[] => [I32_CONST, ...sleb128(n)];
+export const addTo = (local: number, n: number): number[] => [...get(local), ...constant(n), I32_ADD, ...set(local)];
+/** Pushes `a - b` of two locals. */
+export const difference = (a: number, b: number): number[] => [...get(a), ...get(b), I32_SUB];
+
+export function uleb128(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (n !== 0);
+  return out;
+}
+
+export function sleb128(n: number): number[] {
+  const out: number[] = [];
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+function vector(items: number[][]): number[] {
+  return [...uleb128(items.length), ...items.flat()];
+}
+
+function section(id: number, contents: number[]): number[] {
+  return [id, ...uleb128(contents.length), ...contents];
+}
+
+function name(s: string): number[] {
+  return [...uleb128(s.length), ...Array.from(s, (c) => c.charCodeAt(0))];
+}
+
+/**
+ * A module of one memory of `pages` pages (exported as "memory", no maximum) and one function
+ * (exported as `exportName`) of `params` i32 parameters returning an i32, with `locals` more i32
+ * locals and the instructions `body` (which ends with END).
+ */
+export function moduleBytes(pages: number, exportName: string, params: number, locals: number, body: number[]): Uint8Array {
+  const code = [...vector([[...uleb128(locals), I32]]), ...body];
+  const paramTypes = Array.from({ length: params }, () => [I32]);
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+    ...section(1, vector([[0x60, ...vector(paramTypes), ...vector([[I32]])]])), // type: (i32 × params) -> i32
+    ...section(3, vector([[0]])), // function 0 has type 0
+    ...section(5, vector([[0x00, ...uleb128(pages)]])), // memory: `pages` pages, no maximum
+    ...section(7, vector([[...name('memory'), 0x02, 0], [...name(exportName), 0x00, 0]])),
+    ...section(10, vector([[...uleb128(code.length), ...code]])),
+  ]);
+}
+
+/** The part of the WebAssembly JS API used here (TypeScript's ES2022 lib does not declare it). */
+interface WebAssemblyApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: Record<string, unknown> };
+}
+
+/**
+ * An instance of `bytes`: its memory (as bytes) and its one function, or null where WebAssembly
+ * is missing (as under `node --jitless`) or refuses the module.
+ */
+export function instantiate<F>(bytes: Uint8Array, exportName: string): { memory: Uint8Array; fn: F } | null {
+  const api = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
+  if (api === undefined) return null;
+  try {
+    const instance = new api.Instance(new api.Module(bytes));
+    const memory = instance.exports.memory as { buffer: ArrayBuffer };
+    return { memory: new Uint8Array(memory.buffer), fn: instance.exports[exportName] as F };
+  } catch {
+    return null;
+  }
+}
