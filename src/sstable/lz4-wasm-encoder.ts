@@ -26,8 +26,8 @@
  * 8 past the block's end (copies go 8 bytes at a time): the regions leave SLACK bytes after them.
  */
 import {
-  addTo, BLOCK, BR, BR_IF, constant, difference, ELSE, END, get, I32_ADD, I32_EQ, I32_GE_U, I32_GT_U, I32_LE_U, I32_LOAD,
-  I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_MUL, I32_NE, I32_OR, I32_SHL, I32_SHR_U, I32_STORE16, I32_STORE8, I32_SUB,
+  addTo, BLOCK, BR, BR_IF, constant, difference, ELSE, END, get, I32_ADD, I32_CTZ, I32_EQ, I32_GE_U, I32_GT_U, I32_LE_U, I32_LOAD,
+  I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_MUL, I32_NE, I32_OR, I32_SHL, I32_SHR_U, I32_STORE16, I32_STORE8, I32_SUB, I32_XOR,
   I64_CONST, I64_LOAD, I64_STORE, IF, instantiate, LOCAL_TEE, LOOP, moduleBytes, PAGE, set, VOID,
 } from './wasm-assembly.js';
 import { putVarint32, varint32Length } from '../format/varint.js';
@@ -168,16 +168,30 @@ const ENCODE_BODY = [
   BR, 0,
   END,
   END,
-  // Forwards from the 4 bytes found, up to MATCHLIMIT.
+  // Forwards from the 4 bytes found, up to MATCHLIMIT: 4 bytes at a time (the first that differ
+  // counted from their xor's trailing zeros: the loads are little-endian), then byte by byte
+  // within the last 4.
   ...constant(4), ...set(LEN),
-  BLOCK, VOID,
+  BLOCK, VOID, // $extended
+  BLOCK, VOID, // $bytes
+  LOOP, VOID,
+  ...get(IP), ...get(LEN), I32_ADD, ...constant(4), I32_ADD, ...get(MATCHLIMIT), I32_GT_U, BR_IF, 1,
+  ...get(IP), ...get(LEN), I32_ADD, ...I32_LOAD, ...get(REF), ...get(LEN), I32_ADD, ...I32_LOAD, I32_XOR, LOCAL_TEE, SEQ,
+  IF, VOID,
+  ...get(LEN), ...get(SEQ), I32_CTZ, ...constant(3), I32_SHR_U, I32_ADD, ...set(LEN),
+  BR, 3,
+  END,
+  ...addTo(LEN, 4),
+  BR, 0,
+  END,
+  END, // $bytes
   LOOP, VOID,
   ...get(IP), ...get(LEN), I32_ADD, ...get(MATCHLIMIT), I32_GE_U, BR_IF, 1,
   ...get(IP), ...get(LEN), I32_ADD, ...I32_LOAD8_U, ...get(REF), ...get(LEN), I32_ADD, ...I32_LOAD8_U, I32_NE, BR_IF, 1,
   ...addTo(LEN, 1),
   BR, 0,
   END,
-  END,
+  END, // $extended
   // The sequence: token, literals, offset, the match length's extra bytes.
   ...difference(IP, ANCHOR), ...set(LIT),
   ...literals(),

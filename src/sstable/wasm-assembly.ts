@@ -48,8 +48,10 @@ export const I32_GE_U = 0x4f;
 export const I32_ADD = 0x6a;
 export const I32_SUB = 0x6b;
 export const I32_MUL = 0x6c;
+export const I32_CTZ = 0x68;
 export const I32_AND = 0x71;
 export const I32_OR = 0x72;
+export const I32_XOR = 0x73;
 export const I32_SHL = 0x74;
 export const I32_SHR_U = 0x76;
 
