@@ -6,26 +6,17 @@
  *   npm run build && node dist/bench/lz4-decode.js
  *
  * The blocks: 2,000 data blocks of ~4 KiB, each db_bench keys and values (half-compressible) laid
- * out by a BlockBuilder as a table would, compressed by compressBlock (lz4-napi). Prints µs per
- * block for each decoder and the mean compressed size.
+ * out by a BlockBuilder as a table would (lz4-blocks.ts), compressed by compressBlock. Prints µs
+ * per block for each decoder and the mean compressed size.
  */
 import { uncompressSync } from 'lz4-napi';
-import { BlockBuilder } from '../src/sstable/block-builder.js';
 import { compressBlock, CompressionType, decompressBlock } from '../src/sstable/compression.js';
-import { makeKey, makeValues } from './db/workloads.js';
+import { rawDataBlocks } from './lz4-blocks.js';
 
 const BLOCKS = 2000;
-const values = makeValues(11);
 const stored: Uint8Array[] = [];
 const framed: Buffer[] = [];
-let key = 0;
-for (let b = 0; b < BLOCKS; b++) {
-  const builder = new BlockBuilder(16);
-  while (builder.currentSizeEstimate() < 4096) {
-    builder.add(makeKey(key), values[key % values.length]!);
-    key++;
-  }
-  const raw = builder.finish();
+for (const raw of rawDataBlocks(BLOCKS)) {
   const block = compressBlock(CompressionType.LZ4, raw).slice();
   stored.push(block);
   // lz4-napi's own framing: the raw block behind a 4-byte little-endian length.

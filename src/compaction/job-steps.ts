@@ -1,12 +1,13 @@
 /**
  * A job's loop cut into steps, so a worker can let its event loop turn between them.
  *
- * Why: lz4-napi returns every compressed block in a native buffer whose memory Node frees only
- * from the event loop (the finalizers of native buffers run in an immediate callback). A flush or
- * merge written as one synchronous loop turned its worker's event loop only when it ended, so
- * every block it compressed stayed allocated until then, and each new block landed on fresh
- * pages: 1,000,000 batched writes and as many overwrites peaked 45 MB higher in RSS, and a
- * block's compression cost up to twice as much (BENCHMARKS.md, issue 10 session 6).
+ * Why: a native codec (lz4-napi for LZ4 blocks over 64 KiB, snappy; before lz4-wasm-encoder.ts,
+ * lz4-napi for every LZ4 block) returns each compressed block in a native buffer whose memory
+ * Node frees only from the event loop (the finalizers of native buffers run in an immediate
+ * callback). A flush or merge written as one synchronous loop turned its worker's event loop only
+ * when it ended, so every block it compressed stayed allocated until then, and each new block
+ * landed on fresh pages: 1,000,000 batched writes and as many overwrites peaked 45 MB higher in
+ * RSS, and a block's compression cost up to twice as much (BENCHMARKS.md, issue 10 session 6).
  *
  * A job's loop is a generator that yields every STEP_ENTRIES entries. `runSteps` drives it to the
  * end at once (jobs run on the database's thread, which may not yield: a synchronous writer waits

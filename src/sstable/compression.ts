@@ -32,7 +32,7 @@ import { corruption, notSupported } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import { putVarint32, varint32Length } from '../format/varint.js';
-import { lz4CompressFramed } from './lz4-wasm-encoder.js';
+import { lz4Compress } from './lz4-wasm-encoder.js';
 import { LOOKUP_OUTPUT_START, type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
 
 type Snappy = Pick<typeof import('snappy'), 'compressSync' | 'uncompressSync'>;
@@ -128,14 +128,17 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
     case CompressionType.SNAPPY:
       return snappy().compressSync(raw);
     case CompressionType.LZ4: {
-      const framed = lz4CompressFramed(raw);
-      if (framed !== undefined) return framed;
-      const out = lz4CompressSync(asBuffer(raw));
       const size = raw.length;
+      const headerLen = varint32Length(size);
+      const framed = lz4Compress(raw, headerLen);
+      if (framed !== undefined) {
+        putVarint32(framed, 0, size);
+        return framed;
+      }
+      const out = lz4CompressSync(asBuffer(raw));
       if (out.length < 4 || getFixed32(out, 0) !== size) {
         throw new Error('lz4-napi compressSync no longer prefixes the raw block with its length');
       }
-      const headerLen = varint32Length(size);
       if (headerLen <= 4) {
         // Replace lz4-napi's 4-byte little-endian length with the varint, right-aligned.
         putVarint32(out, 4 - headerLen, size);

@@ -1,8 +1,9 @@
 /**
  * An LZ4 block compressor in WebAssembly, assembled here from the listing below (the decoder's
- * twin, lz4-wasm.ts). Used for blocks of up to MAX_INPUT bytes — every data block at the default
- * 4 KiB block size, and index blocks of tables up to tens of megabytes; lz4-napi compresses
- * the larger ones, and all of them where WebAssembly is missing.
+ * twin, lz4-wasm.ts). Used for blocks of up to MAX_INPUT bytes (64 KiB): at the default options
+ * every block but one holding a value of some 60 KiB or more (a 4 KiB data block, the index
+ * block of a 2 MiB table, ~20 KiB); lz4-napi compresses larger ones, and all of them where
+ * WebAssembly is missing.
  *
  * Why: lz4-napi's `compressSync` returns a fresh Buffer per block, allocated by the allocator
  * bundled in its addon (mimalloc) and freed only when V8 collects the Buffer. V8 is not told of
@@ -22,21 +23,18 @@
  *
  * Contract of `encode(src, srcEnd, dst)` (addresses in the module's memory): compresses the
  * srcEnd - src bytes at `src` (at most MAX_INPUT) into `dst` and returns the block's length,
- * at most maxCompressedLength(srcEnd - src). It reads up to 8 bytes past `srcEnd` and writes up to
- * 8 past the block's end (copies go 8 bytes at a time): the regions leave SLACK bytes after them.
+ * at most maxCompressedLength(srcEnd - src). It reads up to 7 bytes past `srcEnd` and writes up to
+ * 7 past the block's end (copyWords): the regions leave COPY_SLACK bytes after them.
  */
 import {
-  addTo, BLOCK, BR, BR_IF, constant, difference, ELSE, END, get, I32_ADD, I32_CTZ, I32_EQ, I32_GE_U, I32_GT_U, I32_LE_U, I32_LOAD,
-  I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_MUL, I32_NE, I32_OR, I32_SHL, I32_SHR_U, I32_STORE16, I32_STORE8, I32_SUB, I32_XOR,
-  I64_CONST, I64_LOAD, I64_STORE, IF, instantiate, LOCAL_TEE, LOOP, moduleBytes, PAGE, set, VOID,
+  addTo, BLOCK, BR, BR_IF, constant, COPY_SLACK, copyWords, difference, ELSE, END, get, I32_ADD, I32_CTZ, I32_EQ, I32_GE_U,
+  I32_GT_U, I32_LE_U, I32_LOAD, I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_MUL, I32_NE, I32_OR, I32_SHL, I32_SHR_U,
+  I32_STORE16, I32_STORE8, I32_SUB, I32_XOR, I64_CONST, I64_STORE, IF, instantiate, LOCAL_TEE, LOOP, moduleBytes, PAGE, set,
+  VOID,
 } from './wasm-assembly.js';
-import { putVarint32, varint32Length } from '../format/varint.js';
 
 /** The largest block compressed here: positions in the hash table are 16 bits. */
 export const MAX_INPUT = 64 * 1024;
-
-/** Bytes left after the input and after the output (the 8-byte copies' overrun). */
-const SLACK = 16;
 
 /** LZ4's bound on a block's compressed length (`LZ4_COMPRESSBOUND`). */
 export function maxCompressedLength(n: number): number {
@@ -44,13 +42,14 @@ export function maxCompressedLength(n: number): number {
 }
 
 // The module's memory: the hash table (4,096 16-bit positions), the input, then the output with
-// room before it for the caller's length header.
+// room before it for the caller's header.
 const TABLE_BYTES = 4096 * 2;
-const INPUT = TABLE_BYTES;
-/** Room for the varint32 length before the block (at most 5 bytes). */
-const HEADER_ROOM = 8;
-const OUTPUT = INPUT + MAX_INPUT + SLACK + HEADER_ROOM;
-const MEMORY_BYTES = OUTPUT + maxCompressedLength(MAX_INPUT) + SLACK;
+/** Where `lz4Compress` copies its input in the module's memory (exported for the bounds test). */
+export const INPUT = TABLE_BYTES;
+/** The most bytes a caller may have before the block (lz4Compress's `headerLength`). */
+export const MAX_HEADER_LENGTH = 8;
+const OUTPUT = INPUT + MAX_INPUT + COPY_SLACK + MAX_HEADER_LENGTH;
+const MEMORY_BYTES = OUTPUT + maxCompressedLength(MAX_INPUT) + COPY_SLACK;
 
 /** Knuth's multiplicative hash constant (2654435761) as an i32, LZ4's. */
 const HASH_PRIME = -1640531535;
@@ -66,8 +65,8 @@ const DST = 2;
 const IP = 3;
 const ANCHOR = 4;
 const REF = 5;
-const MFLIMIT = 6;
-const MATCHLIMIT = 7;
+const LAST_MATCH_START = 6;
+const MATCH_END_LIMIT = 7;
 const OP = 8;
 const SEQ = 9;
 const SLOT = 10;
@@ -82,7 +81,7 @@ const LIT = 18;
 const LOCALS = 16;
 
 /** Writes REST as a length's extra bytes: 255 while at least 255 is left, then the remainder. */
-function lengthBytes(): number[] {
+function putLengthBytes(): number[] {
   return [
     BLOCK, VOID,
     LOOP, VOID,
@@ -107,18 +106,14 @@ function literals(): number[] {
     IF, VOID,
     ...constant(0xf0), ...set(TOKEN),
     ...get(LIT), ...constant(15), I32_SUB, ...set(REST),
-    ...lengthBytes(),
+    ...putLengthBytes(),
     ELSE,
     ...get(LIT), ...constant(4), I32_SHL, ...set(TOKEN),
     END,
     // 8 bytes at a time: OP may run up to 7 past the literals' end, then comes back to it.
     ...get(ANCHOR), ...set(FROM),
     ...get(OP), ...get(LIT), I32_ADD, ...set(COPY_END),
-    LOOP, VOID,
-    ...get(OP), ...get(FROM), ...I64_LOAD, ...I64_STORE,
-    ...addTo(FROM, 8),
-    ...get(OP), ...constant(8), I32_ADD, LOCAL_TEE, OP, ...get(COPY_END), I32_LT_U, BR_IF, 0,
-    END,
+    ...copyWords(OP, FROM, COPY_END),
     ...get(COPY_END), ...set(OP),
   ];
 }
@@ -140,14 +135,14 @@ const ENCODE_BODY = [
   ...get(REST), I64_CONST, 0, ...I64_STORE,
   ...get(REST), ...constant(8), I32_ADD, LOCAL_TEE, REST, ...constant(TABLE_BYTES), I32_LT_U, BR_IF, 0,
   END,
-  ...get(SRC_END), ...constant(MF_LIMIT), I32_SUB, ...set(MFLIMIT),
-  ...get(SRC_END), ...constant(LAST_LITERALS), I32_SUB, ...set(MATCHLIMIT),
+  ...get(SRC_END), ...constant(MF_LIMIT), I32_SUB, ...set(LAST_MATCH_START),
+  ...get(SRC_END), ...constant(LAST_LITERALS), I32_SUB, ...set(MATCH_END_LIMIT),
   ...get(SRC), ...constant(1), I32_ADD, ...set(IP),
   LOOP, VOID, // $sequence: one literals-and-match sequence per turn ($last at depth 1)
   ...constant(64), ...set(STEP),
   BLOCK, VOID, // $found
   LOOP, VOID, // $search ($found 1, $sequence 2, $last 3)
-  ...get(IP), ...get(MFLIMIT), I32_GT_U, BR_IF, 3,
+  ...get(IP), ...get(LAST_MATCH_START), I32_GT_U, BR_IF, 3,
   ...get(IP), ...slotOf(),
   ...get(SRC), ...get(SLOT), ...I32_LOAD16_U, I32_ADD, ...set(REF),
   ...get(SLOT), ...difference(IP, SRC), ...I32_STORE16,
@@ -168,14 +163,14 @@ const ENCODE_BODY = [
   BR, 0,
   END,
   END,
-  // Forwards from the 4 bytes found, up to MATCHLIMIT: 4 bytes at a time (the first that differ
+  // Forwards from the 4 bytes found, up to MATCH_END_LIMIT: 4 bytes at a time (the first that differ
   // counted from their xor's trailing zeros: the loads are little-endian), then byte by byte
   // within the last 4.
   ...constant(4), ...set(LEN),
   BLOCK, VOID, // $extended
   BLOCK, VOID, // $bytes
   LOOP, VOID,
-  ...get(IP), ...get(LEN), I32_ADD, ...constant(4), I32_ADD, ...get(MATCHLIMIT), I32_GT_U, BR_IF, 1,
+  ...get(IP), ...get(LEN), I32_ADD, ...constant(4), I32_ADD, ...get(MATCH_END_LIMIT), I32_GT_U, BR_IF, 1,
   ...get(IP), ...get(LEN), I32_ADD, ...I32_LOAD, ...get(REF), ...get(LEN), I32_ADD, ...I32_LOAD, I32_XOR, LOCAL_TEE, SEQ,
   IF, VOID,
   ...get(LEN), ...get(SEQ), I32_CTZ, ...constant(3), I32_SHR_U, I32_ADD, ...set(LEN),
@@ -186,7 +181,7 @@ const ENCODE_BODY = [
   END,
   END, // $bytes
   LOOP, VOID,
-  ...get(IP), ...get(LEN), I32_ADD, ...get(MATCHLIMIT), I32_GE_U, BR_IF, 1,
+  ...get(IP), ...get(LEN), I32_ADD, ...get(MATCH_END_LIMIT), I32_GE_U, BR_IF, 1,
   ...get(IP), ...get(LEN), I32_ADD, ...I32_LOAD8_U, ...get(REF), ...get(LEN), I32_ADD, ...I32_LOAD8_U, I32_NE, BR_IF, 1,
   ...addTo(LEN, 1),
   BR, 0,
@@ -202,7 +197,7 @@ const ENCODE_BODY = [
   IF, VOID,
   ...get(TOKEN), ...constant(15), I32_OR, ...set(TOKEN),
   ...get(REST), ...constant(15), I32_SUB, ...set(REST),
-  ...lengthBytes(),
+  ...putLengthBytes(),
   ELSE,
   ...get(TOKEN), ...get(REST), I32_OR, ...set(TOKEN),
   END,
@@ -234,19 +229,17 @@ function makeEncoder(): Lz4WasmEncoder | null {
 }
 
 /**
- * `raw` as sievekv stores an LZ4 block (RocksDB's framing, compression.ts): its length as a
- * varint32, then the LZ4 block. A view of the module's memory, valid until this thread's next
- * call; undefined when `raw` is over MAX_INPUT bytes or WebAssembly is missing (the caller then
- * uses lz4-napi).
+ * `raw` compressed as a raw LZ4 block, behind `headerLength` bytes (at most MAX_HEADER_LENGTH)
+ * left for the caller to fill (compression.ts writes the block's framing there). A view of the
+ * module's memory, valid until this thread's next call; undefined when `raw` is over MAX_INPUT
+ * bytes or WebAssembly is missing (the caller then uses lz4-napi).
  */
-export function lz4CompressFramed(raw: Uint8Array): Uint8Array | undefined {
-  if (raw.length > MAX_INPUT) return undefined;
+export function lz4Compress(raw: Uint8Array, headerLength: number): Uint8Array | undefined {
+  if (raw.length > MAX_INPUT || !(headerLength >= 0 && headerLength <= MAX_HEADER_LENGTH)) return undefined;
   if (encoder === undefined) encoder = makeEncoder();
   if (encoder === null) return undefined;
   const bytes = encoder.bytes;
   bytes.set(raw, INPUT);
   const n = encoder.encode(INPUT, INPUT + raw.length, OUTPUT);
-  const start = OUTPUT - varint32Length(raw.length);
-  putVarint32(bytes, start, raw.length);
-  return bytes.subarray(start, OUTPUT + n);
+  return bytes.subarray(OUTPUT - headerLength, OUTPUT + n);
 }

@@ -1,6 +1,6 @@
 /**
  * An LZ4 block decoder in WebAssembly, assembled here from the listing below (no binary is
- * shipped and no toolchain is needed). Read path only: lz4-napi still compresses, and still
+ * shipped and no toolchain is needed; its compressor twin is lz4-wasm-encoder.ts). lz4-napi
  * decodes what this does not take (blocks over WASM_MAX_BYTES, or a Node without WebAssembly).
  *
  * Why: a 4 KiB data block of db_bench data decodes in ~0.5 µs here, where lz4-napi's
@@ -24,13 +24,13 @@
  */
 
 import {
-  addTo, BLOCK, BR, BR_IF, constant, difference, ELSE, END, get, I32_ADD, I32_AND, I32_EQ, I32_EQZ, I32_GE_U,
-  I32_GT_U, I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_SHR_U, I32_STORE8, I64_LOAD, I64_STORE, IF, instantiate,
-  LOCAL_TEE, LOOP, moduleBytes, PAGE, RETURN, set, VOID,
+  addTo, BLOCK, BR, BR_IF, constant, COPY_SLACK, copyWords, difference, ELSE, END, get, I32_ADD, I32_AND, I32_EQ, I32_EQZ,
+  I32_GE_U, I32_GT_U, I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_SHR_U, I32_STORE8, IF, instantiate, LOCAL_TEE, LOOP,
+  moduleBytes, PAGE, RETURN, set, VOID,
 } from './wasm-assembly.js';
 
 /** Bytes a caller leaves after the input and after the output region (the copies' overrun). */
-export const SLACK = 16;
+export const SLACK = COPY_SLACK;
 
 /** Inputs plus outputs up to this size go through the module; larger blocks to lz4-napi. */
 export const WASM_MAX_BYTES = 1024 * 1024;
@@ -71,17 +71,6 @@ function lengthBytes(fail: number): number[] {
   ];
 }
 
-/** Copies [FROM, FROM + n) to [DST, COPY_END) 8 bytes at a time; DST ends past COPY_END. */
-function copyWords(): number[] {
-  return [
-    LOOP, VOID,
-    ...get(DST), ...get(FROM), ...I64_LOAD, ...I64_STORE,
-    ...addTo(FROM, 8),
-    ...get(DST), ...constant(8), I32_ADD, LOCAL_TEE, DST, ...get(COPY_END), I32_LT_U, BR_IF, 0,
-    END,
-  ];
-}
-
 // prettier-ignore
 const DECODE_BODY = [
   ...get(DST), ...set(DST_START),
@@ -97,7 +86,7 @@ const DECODE_BODY = [
   ...get(LEN), ...difference(DST_END, DST), I32_GT_U, BR_IF, 1,
   ...get(DST), ...get(LEN), I32_ADD, ...set(COPY_END),
   ...get(SRC), ...set(FROM),
-  ...copyWords(),
+  ...copyWords(DST, FROM, COPY_END),
   ...get(SRC), ...get(LEN), I32_ADD, ...set(SRC),
   ...get(COPY_END), ...set(DST),
   // The input ends after the last sequence's literals.
@@ -114,7 +103,7 @@ const DECODE_BODY = [
   ...get(OFFSET), ...constant(8), I32_GE_U,
   IF, VOID,
   // 8 bytes back or more: each word read is already written.
-  ...copyWords(),
+  ...copyWords(DST, FROM, COPY_END),
   ELSE,
   // Closer: the match repeats its own output, byte by byte.
   LOOP, VOID,

@@ -25,7 +25,9 @@
  * each distinct user key once to FullFilterBuilder.
  *
  * Allocation: per entry none (keys and values are copied into reused block buffers; the last key
- * lives in one growing buffer). Per data block: the compressor's output, and one separator key.
+ * lives in one growing buffer). Per data block: one separator key, and a view of the compressed
+ * block (LZ4 blocks up to 64 KiB are compressed into the WebAssembly module's memory; snappy's,
+ * and larger LZ4 ones, are fresh native buffers).
  * The filter builders keep the keys flat until they make their filter.
  *
  * Writes: blocks and their trailers are gathered in one OUTPUT_BUFFER-sized buffer and appended
@@ -294,7 +296,7 @@ export class TableBuilder {
       // The index is compressed before the metaindex (the properties give its size) and written
       // after it: copied, since a compressed block lasts only until the next (compressBlock).
       const compressedIndex = this.compressed(this.indexBlock.finish());
-      const index = { stored: compressedIndex.stored.slice(), type: compressedIndex.type };
+      const index = compressedIndex.type === CompressionType.NONE ? compressedIndex : { stored: compressedIndex.stored.slice(), type: compressedIndex.type };
 
       const props: TableProperties = {
         numEntries: this.entries,

@@ -58,12 +58,34 @@ export const I32_SHR_U = 0x76;
 /** The size of a WebAssembly memory page. */
 export const PAGE = 64 * 1024;
 
+/**
+ * Bytes a region leaves after itself for `copyWords`, which reads and writes 8 bytes at a time:
+ * up to 7 past the source's and the destination's ends.
+ */
+export const COPY_SLACK = 16;
+
 export const get = (local: number): number[] => [LOCAL_GET, local];
 export const set = (local: number): number[] => [LOCAL_SET, local];
 export const constant = (n: number): number[] => [I32_CONST, ...sleb128(n)];
 export const addTo = (local: number, n: number): number[] => [...get(local), ...constant(n), I32_ADD, ...set(local)];
 /** Pushes `a - b` of two locals. */
 export const difference = (a: number, b: number): number[] => [...get(a), ...get(b), I32_SUB];
+
+/**
+ * Copies [from, from + (end - to)) to [to, end), 8 bytes at a time (`to`, `from` and `end` are
+ * locals; `to` and `from` advance, `to` ends up to 7 past `end`: see COPY_SLACK). At least one
+ * word is copied, even for an empty range. The source must not overlap the destination less than
+ * 8 bytes behind it.
+ */
+export function copyWords(to: number, from: number, end: number): number[] {
+  return [
+    LOOP, VOID,
+    ...get(to), ...get(from), ...I64_LOAD, ...I64_STORE,
+    ...addTo(from, 8),
+    ...get(to), ...constant(8), I32_ADD, LOCAL_TEE, to, ...get(end), I32_LT_U, BR_IF, 0,
+    END,
+  ];
+}
 
 export function uleb128(n: number): number[] {
   const out: number[] = [];

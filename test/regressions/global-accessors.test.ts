@@ -13,7 +13,7 @@ const SRC = join(import.meta.dirname, '../../src');
 
 /** The accessor globals: how a use as a value looks, and the import that must be there instead. */
 const GLOBALS = [
-  { name: 'Buffer', use: /(?<![\w.$])Buffer\s*\.\s*\w|instanceof\s+Buffer\b/, imported: /import\s*\{[^}]*\bBuffer\b[^}]*\}\s*from\s*'node:buffer'/ },
+  { name: 'Buffer', use: /(?<![\w.$])Buffer\s*(?:\.\s*\w|\()|instanceof\s+Buffer\b/, imported: /import\s*\{[^}]*\bBuffer\b[^}]*\}\s*from\s*'node:buffer'/ },
   { name: 'performance', use: /(?<![\w.$])performance\s*\./, imported: /import\s*\{[^}]*\bperformance\b[^}]*\}\s*from\s*'node:perf_hooks'/ },
   { name: 'process', use: /(?<![\w.$])process\s*\./, imported: /import\s+process\s+from\s*'node:process'/ },
   { name: 'TextEncoder', use: /\bnew\s+TextEncoder\b/, imported: /import\s*\{[^}]*\bTextEncoder\b[^}]*\}\s*from\s*'node:util'/ },
@@ -35,10 +35,16 @@ function codeOf(text: string): string {
     .replace(/`(?:[^`\\]|\\.)*`/g, '``');
 }
 
+/** The text without comments (an import written in one does not count). */
+function withoutComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/[^\n]*/g, '');
+}
+
 /** Each accessor global `text` uses as a value without importing it. */
 function unimportedGlobals(text: string): string[] {
   const code = codeOf(text);
-  return GLOBALS.filter((g) => g.use.test(code) && !g.imported.test(text)).map((g) => g.name);
+  const imports = withoutComments(text);
+  return GLOBALS.filter((g) => g.use.test(code) && !g.imported.test(imports)).map((g) => g.name);
 }
 
 describe('accessor globals', () => {
@@ -49,6 +55,7 @@ describe('accessor globals', () => {
     expect(unimportedGlobals("import process from 'node:process';\nprocess.env.X;")).toEqual([]);
     expect(unimportedGlobals('/** Buffer.from(s) */ let b: Buffer; // performance.now()')).toEqual([]);
     expect(unimportedGlobals("const s = 'new TextDecoder()';")).toEqual([]);
+    expect(unimportedGlobals("// import { Buffer } from 'node:buffer';\nconst b = Buffer(4);")).toEqual(['Buffer']);
   });
 
   it('are imported by every source file that uses them', () => {
