@@ -13,6 +13,7 @@
  * `close()` also drops the position. Made from a MemTableIterator it pins nothing: whoever made
  * that iterator keeps its memtable alive.
  */
+import type { KeyProbes } from '../filter/key-probes.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import { compareByteRanges as compareBytes } from '../format/bytes.js';
@@ -88,6 +89,22 @@ export class MemTableInternalIterator implements InternalIterator {
       return;
     }
     this.#seekParts(userKey, hi * TWO_POW_24 + (lo >>> 8), lo & 0xff);
+  }
+
+  /**
+   * See InternalIterator.seekIfMayMatch: false, without searching the list, if the memtable's
+   * Bloom filter holds no entry of the target's user key (the seek would land on a larger key);
+   * else `seek` and true. Only an iterator made from a memtable asks its filter.
+   */
+  seekIfMayMatch(target: Uint8Array, _probes: KeyProbes): boolean {
+    const mem = this.#pinned;
+    const n = target.length;
+    if (mem !== null && n >= INTERNAL_KEY_TRAILER_SIZE && !mem.mayContainUserKey(target, 0, n - INTERNAL_KEY_TRAILER_SIZE)) {
+      this.#key = null;
+      return false;
+    }
+    this.seek(target);
+    return true;
   }
 
   #seekParts(userKey: Uint8Array, seq: number, type: number): void {

@@ -300,9 +300,7 @@ export class MemTable {
    * `hash` (optional): the key's LevelDB hash with MEMTABLE_BLOOM_SEED, if the caller has it.
    */
   get(key: Uint8Array, seq: number, hash?: number): Lookup {
-    if (this.#bareSearches >= 0 && ++this.#bareSearches > BLOOM_AFTER_SEARCHES && this.#bareSearches > this.#list.count >>> 4) {
-      this.#fillDeferredBloom();
-    }
+    this.#countSearch();
     if (this.#bloom !== null && !this.mayContainHash(hash ?? levelDBHash(key, MEMTABLE_BLOOM_SEED))) {
       return Lookup.NOT_FOUND;
     }
@@ -312,6 +310,23 @@ export class MemTable {
     if (list.typeOf(node) === ValueType.DELETION) return Lookup.DELETED;
     this.foundValue = list.valueOf(node);
     return Lookup.FOUND;
+  }
+
+  /**
+   * False only if no entry of the user key `key[start, end)` was added (the Bloom filter's
+   * answer); true without a filter. A seek's question (MemTableInternalIterator.seekIfMayMatch):
+   * it counts as a search toward filling a deferred filter, as a `get` does.
+   */
+  mayContainUserKey(key: Uint8Array, start: number, end: number): boolean {
+    this.#countSearch();
+    return this.#bloom === null || this.mayContainHash(levelDBHashRange(key, start, end, MEMTABLE_BLOOM_SEED));
+  }
+
+  /** Counts a search of the list while the Bloom filter is deferred, and fills it once reads show it pays. */
+  #countSearch(): void {
+    if (this.#bareSearches >= 0 && ++this.#bareSearches > BLOOM_AFTER_SEARCHES && this.#bareSearches > this.#list.count >>> 4) {
+      this.#fillDeferredBloom();
+    }
   }
 
   /** An iterator over every entry (all versions), in internal-key order. */

@@ -4,6 +4,7 @@ import { encodeInternalKey, MAX_SEQUENCE, ValueType } from '../../src/format/int
 import { MemTableInternalIterator } from '../../src/iterator/memtable-iterator.js';
 import { MemTable } from '../../src/memtable/memtable.js';
 import { iteratorContract } from './iterator-contract.js';
+import { KeyProbes } from '../../src/filter/key-probes.js';
 import { memTableOf } from './sources.js';
 
 const bytes = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
@@ -40,6 +41,48 @@ describe('MemTableInternalIterator', () => {
         expect(Buffer.from(it.key()).equals(encodeInternalKey(bytes('key'), seq, type))).toBe(true);
       }),
     );
+  });
+
+  it("seekIfMayMatch leaves the list alone when the memtable's Bloom filter rules the key out, else seeks", () => {
+    const key = (n: number): Uint8Array => bytes(`key${String(n).padStart(5, '0')}`);
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.nat(999), { maxLength: 200 }),
+        fc.array(fc.tuple(fc.nat(999), fc.nat(300)), { minLength: 1, maxLength: 40 }),
+        fc.constantFrom(0, 1024, 1 << 16),
+        (stored, targets, bloomBits) => {
+          const mem = new MemTable({ bloomBits });
+          stored.forEach((k, i) => mem.add(i + 1, ValueType.VALUE, key(k), bytes(`v${k}`)));
+          const lazy = new MemTableInternalIterator(mem);
+          const plain = new MemTableInternalIterator(mem);
+          const probes = new KeyProbes();
+          let ruledOut = 0;
+          for (const [k, seq] of targets) {
+            const target = encodeInternalKey(key(k), seq, ValueType.VALUE);
+            plain.seek(target);
+            if (lazy.seekIfMayMatch(target, probes)) {
+              expect(lazy.valid()).toBe(plain.valid());
+              if (plain.valid()) expect(Buffer.from(lazy.key()).equals(Buffer.from(plain.key()))).toBe(true);
+            } else {
+              ruledOut++;
+              expect(stored).not.toContain(k); // only absent keys are ruled out
+              lazy.seek(target); // it must be sought before use: then it lands where seek does
+              expect(lazy.valid()).toBe(plain.valid());
+              if (plain.valid()) expect(Buffer.from(lazy.key()).equals(Buffer.from(plain.key()))).toBe(true);
+            }
+          }
+          if (bloomBits === 0) expect(ruledOut).toBe(0);
+        },
+      ),
+    );
+    // A filter of 64 Ki bits over a few keys rules out nearly every absent one.
+    const mem = new MemTable({ bloomBits: 1 << 16 });
+    for (let k = 0; k < 100; k++) mem.add(k + 1, ValueType.VALUE, key(k), bytes('v'));
+    const it = new MemTableInternalIterator(mem);
+    const probes = new KeyProbes();
+    let ruledOut = 0;
+    for (let k = 100; k < 1100; k++) if (!it.seekIfMayMatch(encodeInternalKey(key(k), 1, ValueType.VALUE), probes)) ruledOut++;
+    expect(ruledOut).toBeGreaterThan(990);
   });
 
   it('grows its key buffer for long keys', () => {
