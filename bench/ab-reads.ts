@@ -3,11 +3,14 @@
  * chunks, so that a machine whose speed wanders from minute to minute (a shared host: ±10-45%
  * between runs here) slows both alike. For before/after figures of a read-path change:
  *
- *   npm run build && node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks=30] [options JSON]
+ *   npm run build && node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks=30] [options JSON] [puts=0]
  *
  * BUILD_A and BUILD_B are compiled trees holding `src/db.js` (a checkout's `dist`, after `npm run
  * build` there). DIR is filled first if it holds no database (bench/filled-db.ts); each build opens
  * its own copy of it (with the open options given, default none), and both wait until their level 0 has fewer than 4 files and 2 s more.
+ * With `puts` > 0, each then takes that many seeded random puts of db_bench entries (the same in
+ * both), which stay in its memtable if they fit (28,000 fill most of the default 4 MiB): reads
+ * of a database being written to, not one just opened (whose memtables are empty).
  * Then chunks alternate A B B A …, each of 20,000 operations on keys of one seeded sequence:
  *   - get: `getSync` of random present keys;
  *   - missing: `getSync` of absent keys (a present key minus its last byte, as bench/db's);
@@ -26,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { DB as DBType } from '../src/db.js';
-import { KEY_BYTES, makeKey } from './db/workloads.js';
+import { KEY_BYTES, makeKey, makeValues } from './db/workloads.js';
 import { FILLED_KEYS, filledDatabase } from './filled-db.js';
 import { SeededRandom } from './seeded-keys.js';
 
@@ -34,7 +37,7 @@ const CHUNK = 20_000;
 const WARM_CHUNKS = 2;
 type Workload = 'get' | 'missing' | 'seek' | 'scan';
 
-const [dirArg, buildA, buildB, workloadArg = 'get', chunksArg = '30', optionsArg = '{}'] = process.argv.slice(2);
+const [dirArg, buildA, buildB, workloadArg = 'get', chunksArg = '30', optionsArg = '{}', putsArg = '0'] = process.argv.slice(2);
 if (buildA === undefined || buildB === undefined) {
   throw new Error('usage: node dist/bench/ab-reads.js DIR BUILD_A BUILD_B [get|missing|seek|scan] [chunks] [options JSON]');
 }
@@ -56,6 +59,11 @@ for (const { db } of builds) {
   for (let i = 0; i < 1200 && Number(db.getProperty('sievekv.num-files-at-level0')) >= 4; i++) await new Promise((r) => setTimeout(r, 50));
 }
 await new Promise((r) => setTimeout(r, 2000));
+const values = makeValues(3);
+for (const { db } of builds) {
+  const writes = new SeededRandom(11);
+  for (let i = 0; i < Number(putsArg); i++) db.putSync(makeKey(writes.nextUint32() % FILLED_KEYS), values[i % values.length]!);
+}
 
 function run(db: DBType, keys: Buffer[]): void {
   if (workload === 'scan') {

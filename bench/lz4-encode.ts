@@ -12,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Buffer } from 'node:buffer';
+import { performance } from 'node:perf_hooks';
 import { compressSync } from 'lz4-napi';
 import { compressBlock, CompressionType } from '../src/sstable/compression.js';
 import { rawDataBlocks } from './lz4-blocks.js';

@@ -9,11 +9,12 @@
  * - `key()` and `value()` are borrowed: valid until the iterator moves or closes. Copy to keep.
  * - Errors (a corrupt block, an I/O failure) are thrown from the call that meets them.
  * - `close()` releases what the iterator pins (cached blocks, a version); idempotent.
- * - `seekIfMayMatch(target, probes)` (optional; tables and levels have it): `seek(target)` and
- *   true, unless a filter shows that the entry the seek would land on has a larger user key than
- *   `target`'s (or that there is none): then false, having read no data block, and the iterator
- *   must be sought before any other use. `probes` is reset to `target`'s user key. A merging
- *   iterator uses it to put off such a child's seek until its entries are needed.
+ * - `seekIfMayMatch(target, probes)` (optional; tables, levels and memtables have it):
+ *   `seek(target)` and true, unless a filter shows that the entry the seek would land on has a
+ *   larger user key than `target`'s (or that there is none): then false, having read no data
+ *   block (a memtable: not searched its list), and the iterator must be sought before any other
+ *   use. `probes` is reset to `target`'s user key. A merging iterator uses it to put off such a
+ *   child's seek until its entries are needed.
  */
 import type { KeyProbes } from '../filter/key-probes.js';
 

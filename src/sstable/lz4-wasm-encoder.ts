@@ -23,8 +23,8 @@
  *
  * Contract of `encode(src, srcEnd, dst)` (addresses in the module's memory): compresses the
  * srcEnd - src bytes at `src` (at most MAX_INPUT) into `dst` and returns the block's length,
- * at most maxCompressedLength(srcEnd - src). It reads up to 7 bytes past `srcEnd` and writes up to
- * 7 past the block's end (copyWords): the regions leave COPY_SLACK bytes after them.
+ * at most maxCompressedLength(srcEnd - src). It reads up to 8 bytes past `srcEnd` and writes up to
+ * 8 past the block's end (copyWords): the regions leave COPY_SLACK bytes after them.
  */
 import {
   addTo, BLOCK, BR, BR_IF, constant, COPY_SLACK, copyWords, difference, ELSE, END, get, I32_ADD, I32_CTZ, I32_EQ, I32_GE_U,
@@ -110,7 +110,7 @@ function literals(): number[] {
     ELSE,
     ...get(LIT), ...constant(4), I32_SHL, ...set(TOKEN),
     END,
-    // 8 bytes at a time: OP may run up to 7 past the literals' end, then comes back to it.
+    // 8 bytes at a time: OP may run up to 8 past the literals' end, then comes back to it.
     ...get(ANCHOR), ...set(FROM),
     ...get(OP), ...get(LIT), I32_ADD, ...set(COPY_END),
     ...copyWords(OP, FROM, COPY_END),

@@ -60,7 +60,7 @@ export const PAGE = 64 * 1024;
 
 /**
  * Bytes a region leaves after itself for `copyWords`, which reads and writes 8 bytes at a time:
- * up to 7 past the source's and the destination's ends.
+ * up to 8 past the source's and the destination's ends (8 for an empty range, else up to 7).
  */
 export const COPY_SLACK = 16;
 
@@ -73,7 +73,7 @@ export const difference = (a: number, b: number): number[] => [...get(a), ...get
 
 /**
  * Copies [from, from + (end - to)) to [to, end), 8 bytes at a time (`to`, `from` and `end` are
- * locals; `to` and `from` advance, `to` ends up to 7 past `end`: see COPY_SLACK). At least one
+ * locals; `to` and `from` advance, `to` ends up to 8 past `end`: see COPY_SLACK). At least one
  * word is copied, even for an empty range. The source must not overlap the destination less than
  * 8 bytes behind it.
  */

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { KeyProbes } from '../../src/filter/key-probes.js';
 import { encodeInternalKey, MAX_SEQUENCE, ValueType } from '../../src/format/internal-key.js';
 import { MemTableInternalIterator } from '../../src/iterator/memtable-iterator.js';
 import { MemTable } from '../../src/memtable/memtable.js';
 import { iteratorContract } from './iterator-contract.js';
-import { KeyProbes } from '../../src/filter/key-probes.js';
 import { memTableOf } from './sources.js';
 
 const bytes = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
@@ -83,6 +83,24 @@ describe('MemTableInternalIterator', () => {
     let ruledOut = 0;
     for (let k = 100; k < 1100; k++) if (!it.seekIfMayMatch(encodeInternalKey(key(k), 1, ValueType.VALUE), probes)) ruledOut++;
     expect(ruledOut).toBeGreaterThan(990);
+  });
+
+  it("a deferred Bloom filter is filled by seeks as by gets, and then rules keys out", () => {
+    const key = (i: number): Uint8Array => bytes(`key-${String(i).padStart(5, '0')}`);
+    const source = new MemTable();
+    for (let i = 0; i < 4000; i += 2) source.add(i + 1, ValueType.VALUE, key(i), key(i));
+    const mem = new MemTable({ bloomBits: 65536, state: { list: source.exportState(), maxSequence: 4000 }, deferBloom: true });
+    const it = new MemTableInternalIterator(mem);
+    const probes = new KeyProbes();
+    // Deferred: every seek searches the list (a sixteenth of 2,000 entries is 125 searches).
+    for (let i = 0; i < 125; i++) expect(it.seekIfMayMatch(encodeInternalKey(key(2 * i + 1), 9999, ValueType.VALUE), probes)).toBe(true);
+    expect(mem.bloomDeferred).toBe(true);
+    it.seekIfMayMatch(encodeInternalKey(key(1), 9999, ValueType.VALUE), probes);
+    expect(mem.bloomDeferred).toBe(false);
+    let ruledOut = 0;
+    for (let i = 1; i < 4000; i += 2) if (!it.seekIfMayMatch(encodeInternalKey(key(i), 9999, ValueType.VALUE), probes)) ruledOut++;
+    expect(ruledOut).toBeGreaterThan(1900);
+    for (let i = 0; i < 4000; i += 2) expect(it.seekIfMayMatch(encodeInternalKey(key(i), 9999, ValueType.VALUE), probes)).toBe(true);
   });
 
   it('grows its key buffer for long keys', () => {

@@ -17,7 +17,8 @@ import { ArrayIterator, type Entry } from './array-iterator.js';
 
 /** A memtable holding `entries` (distinct (user key, seq)), added in a random order. */
 export function memTableOf(entries: readonly Entry[], random: () => number): MemTable {
-  const mem = new MemTable();
+  // With or without a Bloom filter: a filtered one answers lazy seeks (seekIfMayMatch).
+  const mem = new MemTable({ bloomBits: [0, 64, 4096][Math.floor(random() * 3)]! });
   const order = entries.map((_, i) => i);
   for (let i = order.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));

@@ -26,13 +26,15 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
-/** The code without comments and string contents, so a mention in prose is not a use. */
+/**
+ * The code without comments and quoted strings, so a mention in prose is not a use. Template
+ * literals are kept whole: their `${…}` parts are code.
+ */
 function codeOf(text: string): string {
   return text
     .replace(/\/\*[\s\S]*?\*\//g, '')
     .replace(/\/\/[^\n]*/g, '')
-    .replace(/'(?:[^'\\\n]|\\.)*'/g, "''")
-    .replace(/`(?:[^`\\]|\\.)*`/g, '``');
+    .replace(/'(?:[^'\\\n]|\\.)*'/g, "''");
 }
 
 /** The text without comments (an import written in one does not count). */
@@ -55,6 +57,7 @@ describe('accessor globals', () => {
     expect(unimportedGlobals("import process from 'node:process';\nprocess.env.X;")).toEqual([]);
     expect(unimportedGlobals('/** Buffer.from(s) */ let b: Buffer; // performance.now()')).toEqual([]);
     expect(unimportedGlobals("const s = 'new TextDecoder()';")).toEqual([]);
+    expect(unimportedGlobals('const s = `pid ${process.pid}`;')).toEqual(['process']);
     expect(unimportedGlobals("// import { Buffer } from 'node:buffer';\nconst b = Buffer(4);")).toEqual(['Buffer']);
   });
 
