@@ -112,7 +112,7 @@ function referenceMayMatch(key: Uint8Array, filter: Uint8Array): boolean {
   return true;
 }
 
-describe('BloomFilterPolicy: probes walked without a remainder each, bit-exact with the plain rule', () => {
+describe('BloomFilterPolicy: probes bit-exact with the plain rule (a remainder per probe)', () => {
   // Sizes on both sides of 2^15 bits (where the integer remainder gives way to the float one),
   // and hashes that wrap past 2^32 between probes.
   it('builds and reads the bits a remainder per probe gives', () => {
