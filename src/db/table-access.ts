@@ -8,7 +8,7 @@ import { KeyProbes } from '../filter/key-probes.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { BloomFilterPolicy } from '../filter/bloom.js';
 import { RibbonFilterPolicy } from '../filter/ribbon.js';
-import { BlockedBloomFilterPolicy } from '../filter/blocked-bloom.js';
+import { BlockedBloomFilterPolicy, MAY_MATCH, RULED_OUT, SKIP } from '../filter/blocked-bloom.js';
 import { VALUE_TYPE_FOR_SEEK, writeInternalKey, INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { BlockCache } from '../sstable/block-cache.js';
@@ -19,6 +19,7 @@ import type { InternalIterator } from '../iterator/internal-iterator.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { BELOW_LEVEL, compareUserKeyFrom, Version } from '../version/version.js';
 import type { DBStats } from './stats.js';
+import { Level0Filters, LEVEL0_BATCH_MIN_FILES } from './level0-filters.js';
 
 /**
  * The policies a table's filter may have been written by (matched by name): the database's own
@@ -41,6 +42,8 @@ export class TableAccess {
   /** `#lookupKey[0, n)` for the last lookup's n: keys of one length make no view per lookup. */
   #lookupKeyView = this.#lookupKey.subarray(0, 0);
   readonly #stats: DBStats;
+  /** Level 0's whole-table filters, asked together by lookups (level0-filters.ts). */
+  readonly #level0 = new Level0Filters();
 
   constructor(fs: FileSystem, dir: string, region: number, options: ResolvedOptions, stats: DBStats, blockCache: BlockCache, residentFiles?: ResidentFiles) {
     this.#stats = stats;
@@ -76,9 +79,25 @@ export class TableAccess {
     const level0 = levels[0]!;
     const from0 = level0.length === 0 ? BELOW_LEVEL : version.comparisonStart(region, 0, userKey);
     if (from0 >= 0) {
-      for (const file of level0) {
-        if (compareUserKeyFrom(userKey, file.smallest, from0) < 0 || compareUserKeyFrom(userKey, file.largest, from0) > 0) continue;
-        if (this.#consult(file, lookupKey, userKey, probes) !== GetStatus.NOT_FOUND) return this.#answer();
+      // The files whose range holds the key; with two or more, their filters are asked at once.
+      const answers = this.#level0.prepare(level0, this.cache);
+      let inRange = 0;
+      for (let i = 0; i < level0.length; i++) {
+        const file = level0[i]!;
+        const holds = compareUserKeyFrom(userKey, file.smallest, from0) >= 0 && compareUserKeyFrom(userKey, file.largest, from0) <= 0;
+        answers[i] = holds ? MAY_MATCH : SKIP;
+        inRange += answers[i]!;
+      }
+      if (inRange >= LEVEL0_BATCH_MIN_FILES) this.#level0.mayMatch(answers, probes);
+      for (let i = 0; i < level0.length; i++) {
+        const answer = answers[i]!;
+        if (answer === SKIP) continue;
+        if (answer === RULED_OUT) {
+          this.#stats.filesConsulted++;
+          this.#level0.countNegative(i);
+          continue;
+        }
+        if (this.#consult(level0[i]!, lookupKey, userKey, probes) !== GetStatus.NOT_FOUND) return this.#answer();
       }
     }
     for (let level = 1; level < levels.length; level++) {
@@ -116,6 +135,7 @@ export class TableAccess {
   }
 
   close(): void {
+    this.#level0.clear();
     this.cache.close();
   }
 }

@@ -105,9 +105,74 @@ function blockedBloomMayMatch(h: number, c: number, f: Uint8Array, start: number
   return true;
 }
 
+/**
+ * 0 if the well-formed filter `f` (a whole buffer) rules out the key hashed to (h, c), else 1;
+ * 1 for a malformed filter, as `blockedBloomMayMatch`. No early exit: every probe bit is read and
+ * ANDed, so that nothing but the (predictable) header checks branches on the filter's bytes, and a
+ * caller looping over several filters has their cache misses in flight at once.
+ */
+function blockedBloomMayMatchBit(h: number, c: number, f: Uint8Array): number {
+  const length = f.length;
+  if (length < HEADER_BYTES) return 1;
+  const k = f[1]!;
+  const blocks = getFixed32(f, 2);
+  if (f[0] !== BLOCKED_BLOOM_FORMAT_VERSION || k < 1 || k > BLOCKED_BLOOM_MAX_PROBES || blocks >= MAX_BLOCKS) return 1;
+  if (length !== HEADER_BYTES + blocks * BLOCKED_BLOOM_BLOCK_BYTES) return 1;
+  if (blocks === 0) return 0; // the filter of no keys
+  const at = blockStart(h, blocks);
+  let x = c;
+  let all = 1;
+  for (let i = 0; i < k; i++) {
+    const bit = x >>> 23;
+    all &= f[at + (bit >>> 3)]! >>> (bit & 7);
+    x = Math.imul(x, PROBE_MULTIPLIER);
+  }
+  return all & 1;
+}
+
+/** `blockedBloomMayMatchMany`'s answers: not asked, asked (then: may match), ruled out. */
+export const SKIP = 0;
+export const MAY_MATCH = 1;
+export const RULED_OUT = 2;
+
+/**
+ * Asks several whole-table filters about one key at once. On entry `answers[i]` is MAY_MATCH for
+ * each filter to ask and SKIP for the others; on return the asked ones whose filter rules the key
+ * out are RULED_OUT (an undefined entry, or a malformed filter, may match). `probe` must come from
+ * a BlockedBloomFilterPolicy (`newProbe`) with its key set, and every filter must be that
+ * policy's. Equivalent to `probe.mayMatch` per filter asked; faster when the filters are not in
+ * the CPU's cache, as a lookup over several level-0 tables finds them: their loads overlap (see
+ * blockedBloomMayMatchBit). `answers` may be longer than `filters`; the rest is left as it is.
+ */
+export function blockedBloomMayMatchMany(probe: FilterProbe, filters: readonly (Uint8Array | undefined)[], answers: Uint8Array): void {
+  if (!(probe instanceof BlockedBloomProbe)) throw new TypeError('blockedBloomMayMatchMany takes a blocked Bloom probe');
+  const h = probe.hash[0]!;
+  const c = probe.hash[1]!;
+  const n = Math.min(filters.length, answers.length);
+  // First one load from each filter's block, with nothing between them: the CPU has all their
+  // cache misses in flight at once. Then the probes, which find the blocks in cache.
+  let touched = 0;
+  for (let i = 0; i < n; i++) {
+    const f = filters[i];
+    if (answers[i] === SKIP || f === undefined || f.length < HEADER_BYTES + BLOCKED_BLOOM_BLOCK_BYTES) continue;
+    const blocks = getFixed32(f, 2);
+    const at = blockStart(h, blocks);
+    if (at < f.length) touched |= f[at]!;
+  }
+  touchSink.touched = touched;
+  for (let i = 0; i < n; i++) {
+    const f = filters[i];
+    if (answers[i] !== SKIP && f !== undefined) answers[i] = RULED_OUT - blockedBloomMayMatchBit(h, c, f);
+  }
+}
+
+/** Written by blockedBloomMayMatchMany's first pass, so that its loads are not optimised away. */
+const touchSink = { touched: 0 };
+
 /** A key hashed once for blocked Bloom filters; see {@link FilterProbe}. */
 class BlockedBloomProbe implements FilterProbe {
-  private readonly hash = new Int32Array(2);
+  /** The key's two hash words (readonly outside this file; blockedBloomMayMatchMany reads them). */
+  readonly hash = new Int32Array(2);
 
   constructor() {
     keyHash(EMPTY_KEY, 0, 0, this.hash, 0);

@@ -357,6 +357,28 @@ export class Table implements ResidentHolder {
     return result.status;
   }
 
+  /**
+   * @internal The whole-table filter's bytes (read with `filterPolicy`), or undefined: for a caller
+   * that asks several tables' filters at once (db/level0-filters.ts). Immutable; they stay valid
+   * after the table is closed.
+   */
+  get wholeTableFilter(): Uint8Array | undefined {
+    return this.fullFilter;
+  }
+
+  /**
+   * @internal Counts a lookup that the whole-table filter ruled out when the caller asked it
+   * itself (see wholeTableFilter), as `get` counts its own filter's answers.
+   */
+  countFilterNegative(): void {
+    const stats = this.stats;
+    const sink = this.sink;
+    stats.filterChecks++;
+    sink.filterChecks++;
+    stats.filterNegatives++;
+    sink.filterNegatives++;
+  }
+
   /** False only if the full-table filter excludes the key `probes` was reset to (true without one). */
   fullFilterMayMatch(probes: KeyProbes): boolean {
     return this.fullFilter === undefined || fullFilterMayMatch(this.fullFilter, probes.probeFor(this.filterPolicy!));
