@@ -40,8 +40,8 @@ export class Level0Filters {
 
   /**
    * The answers array for `files` (level 0 of the version being read): at least `files.length`
-   * long, to be filled by the caller with 1 for each file in the key's range and 0 for the others,
-   * then passed to `mayMatch`. Reused by every lookup. Opens the files' tables the first time a
+   * long, to be filled by the caller with MAY_MATCH for each file in the key's range and SKIP for
+   * the others, then passed to `mayMatch`. Reused by every lookup. Opens the files' tables the first time a
    * list is seen.
    */
   prepare(files: readonly FileMetaData[], cache: TableCache): Uint8Array {
@@ -50,8 +50,8 @@ export class Level0Filters {
   }
 
   /**
-   * Clears `answers[i]` for each file asked whose filter rules out the key `probes` was reset to.
-   * `answers` comes from `prepare`.
+   * Sets `answers[i]` to RULED_OUT for each file asked whose filter rules out the key `probes` was
+   * reset to. `answers` comes from `prepare`.
    */
   mayMatch(answers: Uint8Array, probes: KeyProbes): void {
     const policy = this.#policy;
