@@ -55,7 +55,17 @@ export class Level0Filters {
    */
   mayMatch(answers: Uint8Array, probes: KeyProbes): void {
     const policy = this.#policy;
-    if (policy !== undefined) blockedBloomMayMatchMany(probes.probeFor(policy), this.#filters, answers);
+    if (policy === undefined) return;
+    // A table the cache has closed since is consulted the ordinary way (reopened, its errors
+    // reported), as before: its filter is not asked for it.
+    const tables = this.#tables;
+    for (let i = 0; i < tables.length; i++) {
+      if (tables[i]?.isClosed === true) {
+        tables[i] = undefined;
+        this.#filters[i] = undefined;
+      }
+    }
+    blockedBloomMayMatchMany(probes.probeFor(policy), this.#filters, answers);
   }
 
   /**
@@ -66,7 +76,7 @@ export class Level0Filters {
     this.#tables[i]?.countFilterNegative();
   }
 
-  /** Lets go of the tables and filters held (the database is closing). */
+  /** Lets go of the tables and filters held (a table was evicted, or the database is closing). */
   clear(): void {
     this.#files = null;
     this.#tables = [];
@@ -90,7 +100,8 @@ export class Level0Filters {
       }
       const filter = table.wholeTableFilter;
       const policy = table.filterPolicy;
-      if (filter === undefined || !(policy instanceof BlockedBloomFilterPolicy)) continue;
+      // The built-in class itself: a subclass may hash otherwise (as full-filter-block.ts tests).
+      if (filter === undefined || policy === undefined || Object.getPrototypeOf(policy) !== BlockedBloomFilterPolicy.prototype) continue;
       this.#policy ??= policy;
       if (policy !== this.#policy) continue;
       this.#tables[i] = table;

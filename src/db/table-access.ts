@@ -131,6 +131,7 @@ export class TableAccess {
   }
 
   evict(fileNumber: number): void {
+    this.#level0.clear(); // holds no table or filter of a file that is going away
     this.cache.evict(fileNumber);
   }
 

@@ -139,13 +139,13 @@ export const RULED_OUT = 2;
  * Asks several whole-table filters about one key at once. On entry `answers[i]` is MAY_MATCH for
  * each filter to ask and SKIP for the others; on return the asked ones whose filter rules the key
  * out are RULED_OUT (an undefined entry, or a malformed filter, may match). `probe` must come from
- * a BlockedBloomFilterPolicy (`newProbe`) with its key set, and every filter must be that
- * policy's. Equivalent to `probe.mayMatch` per filter asked; faster when the filters are not in
+ * a BlockedBloomFilterPolicy (`newProbe`) with its key set (any other probe leaves every answer
+ * as it is), and every filter must be that policy's. Equivalent to `probe.mayMatch` per filter asked; faster when the filters are not in
  * the CPU's cache, as a lookup over several level-0 tables finds them: their loads overlap (see
  * blockedBloomMayMatchBit). `answers` may be longer than `filters`; the rest is left as it is.
  */
 export function blockedBloomMayMatchMany(probe: FilterProbe, filters: readonly (Uint8Array | undefined)[], answers: Uint8Array): void {
-  if (!(probe instanceof BlockedBloomProbe)) throw new TypeError('blockedBloomMayMatchMany takes a blocked Bloom probe');
+  if (!(probe instanceof BlockedBloomProbe)) return; // another policy's probe: every answer may match
   const h = probe.hash[0]!;
   const c = probe.hash[1]!;
   const n = Math.min(filters.length, answers.length);

@@ -6,7 +6,8 @@
  * lookup came to, that files whose filter is of another policy are still consulted in order, and
  * that a damaged older file is reported by the lookups that reach it and by no other.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { Table } from '../../src/sstable/table.js';
 import { DB, type OpenOptions } from '../../src/db.js';
 import { BloomFilterPolicy } from '../../src/filter/bloom.js';
 import { RibbonFilterPolicy } from '../../src/filter/ribbon.js';
@@ -77,6 +78,41 @@ describe('level-0 filters asked together', () => {
     expect(delta('filterNegatives') + delta('filterFalsePositives')).toBe(lookups * files);
     expect(delta('filterNegatives')).toBeGreaterThan(0.95 * lookups * files);
     await db.close();
+  });
+
+  it('visits only the level-0 tables whose filter may hold the key', async () => {
+    const db = await DB.open('/db', { ...HELD, fs: new MemFileSystem() });
+    fillLevel0(db, new Map(), 2000, 8, rng(testSeed() ^ 0x54));
+    const files = filesAt(db, 0);
+    for (let i = 0; i < 10; i++) db.getSync(`${key(400 + i)}~`); // tables open, filters loaded
+    const gets = vi.spyOn(Table.prototype, 'get');
+    const lookups = 400;
+    for (let i = 0; i < lookups; i++) expect(db.getSync(`${key(400 + i * 3)}~`)).toBeUndefined();
+    // Each table's own get would ask its filter: only false positives reach it now.
+    expect(gets.mock.calls.length).toBeLessThan(0.05 * lookups * files);
+    gets.mockRestore();
+    await db.close();
+  });
+
+  it('reports a table closed by the cache and gone since to the lookups that reach it (maxOpenFiles below level 0)', async () => {
+    const fs = new MemFileSystem();
+    const db = await DB.open('/db', { ...HELD, fs, maxOpenFiles: 10 });
+    fillLevel0(db, new Map(), 2000, 14, rng(testSeed() ^ 0x55));
+    for (let i = 0; i < 20; i++) db.getSync(`${key(400 + i)}~`);
+    const oldest = fs.list('/db').filter((f) => f.endsWith('.ldb')).sort()[0]!;
+    fs.remove(`/db/${oldest}`);
+    let errors = 0;
+    for (let i = 0; i < 100; i++) {
+      try {
+        db.getSync(`${key(500 + i * 7)}~`);
+      } catch (err) {
+        expect(err).toBeInstanceOf(SieveError);
+        errors++;
+      }
+    }
+    // Every lookup in its range comes to the missing table (the newer ones hold none of these keys).
+    expect(errors).toBe(100);
+    await db.close().catch(() => undefined);
   });
 
   it('consults in order the files whose whole-table filter is of another policy', async () => {
