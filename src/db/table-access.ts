@@ -86,7 +86,7 @@ export class TableAccess {
         const file = level0[i]!;
         const holds = compareUserKeyFrom(userKey, file.smallest, from0) >= 0 && compareUserKeyFrom(userKey, file.largest, from0) <= 0;
         answers[i] = holds ? MAY_MATCH : SKIP;
-        inRange += answers[i]!;
+        if (holds) inRange++;
       }
       if (inRange >= LEVEL0_BATCH_MIN_FILES) this.#level0.mayMatch(answers, probes);
       for (let i = 0; i < level0.length; i++) {

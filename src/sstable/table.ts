@@ -359,8 +359,8 @@ export class Table implements ResidentHolder {
 
   /**
    * @internal The whole-table filter's bytes (read with `filterPolicy`), or undefined: for a caller
-   * that asks several tables' filters at once (db/level0-filters.ts). Immutable; they stay valid
-   * after the table is closed.
+   * that asks several tables' filters at once (db/level0-filters.ts). Borrowed: never to be
+   * written; they stay valid after the table is closed (nothing recycles them).
    */
   get wholeTableFilter(): Uint8Array | undefined {
     return this.fullFilter;
