@@ -14,7 +14,8 @@
  * `close` abandons what is left (stop-flag.ts): it sets the runner's stop flag, so the job running
  * stops at its next check and every job not yet started stops before it begins, each answering
  * `{ kind: 'abandoned' }` (a job that finished first still answers its result); once every `done`
- * has been called it stops the worker. No job may be submitted after `close`.
+ * has been called it tells the worker to end, which it does once idle (`shutDown`). No job may be
+ * submitted after `close`.
  *
  * A worker that cannot start (its entry file missing, a loader it cannot run, worker threads
  * refused) is reported once and replaced by an InlineRunner for the rest of the runner's life:
@@ -125,6 +126,10 @@ export interface JobMessage {
   readonly job: Job;
   readonly stop: StopFlag;
 }
+/** Posted once by a closing runner, after every job answered: the worker ends once idle. */
+export interface WorkerShutdown {
+  readonly shutdown: true;
+}
 /** What the worker posts for each job. */
 export interface JobAnswer {
   readonly id: number;
@@ -156,6 +161,22 @@ type WorkerMessage = WorkerReady | JobAnswer;
  * overwrites fell from 364-365 MB to 324-339 MB.
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 };
+
+/** How long a closed runner's worker may take to end by itself before it is terminated. */
+const SHUTDOWN_LIMIT_MS = 5_000;
+
+function shutDown(worker: Worker): void {
+  const terminate = (): void => void worker.terminate().catch(() => {});
+  try {
+    worker.postMessage({ shutdown: true } satisfies WorkerShutdown);
+  } catch {
+    terminate();
+    return;
+  }
+  const timer = setTimeout(terminate, SHUTDOWN_LIMIT_MS);
+  timer.unref();
+  worker.once('exit', () => clearTimeout(timer));
+}
 
 export function startJobWorker(port: MessagePort): Worker {
   const profileDir = process.env.SIEVEKV_WORKER_CPU_PROF;
@@ -422,8 +443,9 @@ export class WorkerRunner implements JobRunner {
     this.#worker = null;
     this.#port?.close();
     this.#port = null;
-    // Every job has answered: the worker is idle and holds no file. It is told to stop, not waited
-    // for — a thread's teardown takes milliseconds to tens of them, and it is unref'd.
-    if (worker !== null) void worker.terminate().catch(() => {});
+    // Every job has answered. The worker is told to end, not waited for (a thread's teardown takes
+    // milliseconds to tens of them, and it is unref'd): it ends once idle, after closing what an
+    // abandoned merge left open (compaction.ts MergeOutputs), or at SHUTDOWN_LIMIT_MS.
+    if (worker !== null) shutDown(worker);
   }
 }

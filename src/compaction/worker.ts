@@ -11,7 +11,7 @@ import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJobYielding } from './jobs.js';
 import { turn } from './job-steps.js';
 import { serializeError } from './job-errors.js';
-import type { JobAnswer, JobMessage, WorkerReady } from './runner.js';
+import type { JobAnswer, JobMessage, WorkerReady, WorkerShutdown } from './runner.js';
 
 const port = (workerData as { port: MessagePort }).port;
 const fs = new NodeFileSystem();
@@ -49,7 +49,14 @@ function rethrowLater(err: unknown): void {
   });
 }
 
-parentPort!.on('message', (message: JobMessage) => {
+parentPort!.on('message', (message: JobMessage | WorkerShutdown) => {
+  if ('shutdown' in message) {
+    // Every job has answered. The thread ends once nothing is left to run: what an abandoned
+    // merge closes after its answer (compaction.ts MergeOutputs) runs first.
+    parentPort!.close();
+    port.close();
+    return;
+  }
   if (message.job.kind === 'flush') {
     flushesRunning++;
     run(message, turn)

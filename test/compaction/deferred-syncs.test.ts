@@ -2,7 +2,9 @@
  * A merge run yielding (on a worker) syncs each finished output table in the background while it
  * writes the next (MergeOutputs, syncs 'background'). It must give the same tables as a merge that syncs
  * each one in turn, answer only once every fdatasync has returned, and fail — its outputs removed —
- * when one of them fails.
+ * when one of them fails. Its outputs stay open until it ends: a merge a closing database stops
+ * unlinks them while open and closes them only after it has answered (on ext4 the blocks of a
+ * synced table are freed at its last close, milliseconds each).
  */
 import { describe, expect, it } from 'vitest';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
@@ -14,7 +16,8 @@ import { TableBuilder } from '../../src/sstable/table-builder.js';
 import { tableFileName } from '../../src/version/filenames.js';
 import type { FileMetaData } from '../../src/version/version-edit.js';
 import { compactionSteps, runCompaction, type CompactionTask } from '../../src/compaction/compaction.js';
-import { runStepsYielding } from '../../src/compaction/job-steps.js';
+import { runSteps, runStepsYielding } from '../../src/compaction/job-steps.js';
+import { JobAbandoned, newStopFlag, setStopFlag } from '../../src/compaction/stop-flag.js';
 
 const DIR = '/db';
 
@@ -68,6 +71,31 @@ class SlowSyncs extends MemFileSystem {
   }
 }
 
+/** Records, in order, every table file's creation, close and removal. */
+class FileEvents extends MemFileSystem {
+  readonly events: string[] = [];
+  override createWritable(path: string): WritableFile {
+    const file = super.createWritable(path);
+    const events = this.events;
+    events.push(`create ${path}`);
+    return Object.assign(Object.create(file) as WritableFile, {
+      close(): void {
+        events.push(`close ${path}`);
+        file.close();
+      },
+    });
+  }
+  override remove(path: string): void {
+    this.events.push(`remove ${path}`);
+    super.remove(path);
+  }
+  of(kind: string): string[] {
+    return this.events.filter((e) => e.startsWith(`${kind} `)).map((e) => e.slice(kind.length + 1));
+  }
+}
+
+const isOutput = (path: string): boolean => Number(path.slice(DIR.length + 1, -4)) >= 100;
+
 describe('a merge that syncs its outputs in the background', () => {
   it('writes the tables a merge syncing each in turn writes, and answers after every sync returned', async () => {
     const plain = new MemFileSystem();
@@ -96,5 +124,49 @@ describe('a merge that syncs its outputs in the background', () => {
     const fs = new MemFileSystem();
     const task = setUp(fs);
     expect(runCompaction(fs, task).outputs.length).toBeGreaterThan(3);
+  });
+
+  it('closes every output once, after its fdatasync, when it ends', async () => {
+    const fs = new FileEvents();
+    const task = setUp(fs);
+    const outcome = await runStepsYielding(compactionSteps(fs, task, undefined, 'background'));
+    const outputs = fs.of('create').filter(isOutput);
+    expect(outputs.length).toBe(outcome.outputs.length);
+    expect(fs.of('close').filter(isOutput).sort()).toEqual(outputs.sort());
+    expect(fs.of('remove')).toEqual([]);
+  });
+
+  it('stopped on a worker, unlinks its outputs, answers, and only then closes them', async () => {
+    const fs = new FileEvents();
+    const task = setUp(fs);
+    const stop = newStopFlag();
+    let steps = 0;
+    const between = async (): Promise<void> => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (++steps === 2) setStopFlag(stop);
+    };
+    await expect(runStepsYielding(compactionSteps(fs, task, stop, 'background'), between)).rejects.toBeInstanceOf(JobAbandoned);
+    const created = fs.of('create').filter(isOutput);
+    expect(created.length).toBeGreaterThan(2); // finished (synced) outputs and the open one
+    expect(fs.of('remove').sort()).toEqual([...created].sort());
+    expect(fs.list(DIR).sort()).toEqual(['000001.ldb', '000002.ldb']);
+    expect(fs.of('close').filter(isOutput)).toEqual([]); // the answer came first
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(fs.of('close').filter(isOutput).sort()).toEqual([...created].sort());
+    for (const path of created) expect(fs.events.indexOf(`remove ${path}`)).toBeLessThan(fs.events.indexOf(`close ${path}`));
+  });
+
+  it('stopped on the database\'s thread, unlinks and closes its outputs before it answers', () => {
+    const fs = new FileEvents();
+    const task = setUp(fs);
+    const stop = newStopFlag();
+    const steps = compactionSteps(fs, task, stop);
+    steps.next();
+    setStopFlag(stop);
+    expect(() => runSteps(steps)).toThrow(JobAbandoned);
+    const created = fs.of('create').filter(isOutput);
+    expect(created.length).toBeGreaterThan(0);
+    expect(fs.of('close').filter(isOutput).sort()).toEqual([...created].sort());
+    for (const path of created) expect(fs.events.indexOf(`remove ${path}`)).toBeLessThan(fs.events.indexOf(`close ${path}`));
   });
 });

@@ -12,7 +12,8 @@ import { CompressionType } from '../../src/sstable/compression.js';
 import { TableCache } from '../../src/sstable/table-cache.js';
 import type { CompactJob, Job, JobResult, TableShape } from '../../src/compaction/jobs.js';
 import { levelZeroMerge } from '../support/compaction-task.js';
-import { InlineRunner, WorkerRunner, type JobRunner } from '../../src/compaction/runner.js';
+import type { Worker } from 'node:worker_threads';
+import { InlineRunner, startJobWorker, WorkerRunner, type JobRunner } from '../../src/compaction/runner.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -112,6 +113,17 @@ describe('background runners', () => {
     expect(result.file.number).toBe(7);
     expect(countEntries(new NodeFileSystem(), dir, 7, result.file.fileSize)).toBe(2000);
     await runner.close();
+  });
+
+  it('a closed runner\'s worker ends by itself once idle (exit code 0: not terminated)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+    dirs.push(dir);
+    let worker: Worker | undefined;
+    const runner = new WorkerRunner({ startWorker: (port) => (worker = startJobWorker(port)) });
+    await run(runner, { kind: 'flush', dir, number: 7, entries: memtable(200).exportState(), shape });
+    const exited = new Promise<number>((resolve) => worker!.once('exit', resolve));
+    await runner.close();
+    expect(await exited).toBe(0);
   });
 
   it('a worker error comes back as the same typed error', async () => {
