@@ -492,7 +492,7 @@ export class DBImpl {
     // The arenas the image is read into, and how much of each it wrote: those not kept go back.
     const taken: { buffer: ListBuffer; used: number }[] = [];
     const arena = (used: number): ListBuffer => {
-      const buffer = used <= arenas.arenaBytes ? arenas.takeZeroed() : new ArrayBuffer(used);
+      const buffer = used <= arenas.arenaBytes ? arenas.takeZeroedFrom(used) : new ArrayBuffer(used);
       taken.push({ buffer, used });
       return buffer;
     };

@@ -157,7 +157,8 @@ export interface ImagePart {
 
 /**
  * Reads `bytes` (a MEMTABLE file) into an image; each part's storage goes into `arena(bytes)`: a
- * buffer of at least that many bytes, every byte zero (a memtable arena; by default a new buffer).
+ * buffer of at least that many bytes, which it reads over, every byte after them zero (a memtable
+ * arena; by default a new buffer).
  * Returns why not if the bytes are not an intact image of this format.
  */
 export function decodeMemTableImage(bytes: Uint8Array, arena: (used: number) => ListBuffer = (used) => new ArrayBuffer(used)): ImagePart[] | string {

@@ -65,9 +65,18 @@ export class ArenaPool {
 
   /** A shared buffer of `arenaBytes`, every byte zero (a new skiplist's arena): recycled, or new. */
   takeZeroed(): SharedArrayBuffer {
+    return this.takeZeroedFrom(0);
+  }
+
+  /**
+   * As `takeZeroed`, but only the bytes from `start` on are sure to be zero: for a caller that
+   * writes every byte before `start` (an open reading a memtable image into it), which then need
+   * not be cleared first — 3 of a recycled arena's 4.5 MiB after db_bench's overwrite.
+   */
+  takeZeroedFrom(start: number): SharedArrayBuffer {
     const arena = this.#free.pop() ?? spares.get(this.arenaBytes)?.pop();
     if (arena === undefined) return new SharedArrayBuffer(this.arenaBytes);
-    new Uint8Array(arena.buffer, 0, arena.dirty).fill(0);
+    if (start < arena.dirty) new Uint8Array(arena.buffer, start, arena.dirty - start).fill(0);
     return arena.buffer;
   }
 

@@ -39,6 +39,25 @@ describe('ArenaPool', () => {
     expect(pool.size).toBe(0);
   });
 
+  it('takeZeroedFrom clears only the bytes from its start up to what was dirty; takeZeroed all of them', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: ARENA }), fc.integer({ min: 0, max: ARENA }), (dirty, start) => {
+        const pool = new ArenaPool(ARENA, 1);
+        const buffer = new SharedArrayBuffer(ARENA);
+        const bytes = new Uint8Array(buffer);
+        bytes.fill(0xab, 0, dirty);
+        pool.give(buffer, dirty);
+        expect(pool.takeZeroedFrom(start)).toBe(buffer);
+        for (let i = 0; i < ARENA; i++) expect(bytes[i]).toBe(i < Math.min(start, dirty) ? 0xab : 0);
+        bytes.fill(0xcd, 0, dirty);
+        pool.give(buffer, dirty);
+        expect(pool.takeZeroed()).toBe(buffer);
+        expect(bytes.every((b) => b === 0)).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
   it("a closed pool's arenas, and those given back after, go to the next pool of their size, two at most", () => {
     const SIZE = 8192; // no other test's size: the spares are the process's
     const first = new ArenaPool(SIZE, 1);
