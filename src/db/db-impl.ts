@@ -37,6 +37,7 @@ import {
   MAX_IMAGE_WALS,
   MEMTABLE_IMAGE_FILE,
   MEMTABLE_IMAGE_TEMP,
+  placeMemTableImage,
   readMemTableImage,
   stampWal,
   writeMemTableImage,
@@ -316,9 +317,10 @@ export class DBImpl {
       replayed && mayFlushReplayInBackground({ flushedDuringReplay, tornBytes, damagedWals: damagedLogs.length, prevLogNumber: versions.prevLogNumber });
     // The WALs a background flush leaves live must hold what readers will see through a crash, as
     // the table LevelDB writes here would: a process killed after unsynced writes leaves them in
-    // the page cache only.
+    // the page cache only. Those the memtable image stands for need no sync if the close that
+    // wrote it had synced them (it says so), as they are unchanged since.
     const held = inBackground ? logs.filter((n) => sizes.get(n)! > 0) : [];
-    for (const number of held) syncFile(fs, logFileName(this.dir, number));
+    for (const number of held) if (!(image.walsSynced && image.wals.has(number))) syncFile(fs, logFileName(this.dir, number));
     // Otherwise what the WALs held goes to level 0 now, as LevelDB does. Either way a fresh WAL
     // takes writes.
     if (!inBackground) this.#flushAllInto(edit, true);
@@ -483,11 +485,11 @@ export class DBImpl {
     logs: readonly number[],
     sizes: ReadonlyMap<number, number>,
     limit: number,
-  ): { wals: Set<number>; lastSequence: number; resumedFrom: number; unused: boolean } {
+  ): { wals: Set<number>; lastSequence: number; resumedFrom: number; unused: boolean; walsSynced: boolean } {
     const fs = this.fs;
     const path = join(this.dir, MEMTABLE_IMAGE_FILE);
     if (fs.exists(join(this.dir, MEMTABLE_IMAGE_TEMP))) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));
-    if (!fs.exists(path)) return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: false };
+    if (!fs.exists(path)) return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: false, walsSynced: false };
     const arenas = this.arenas;
     // The arenas the image is read into, and how much of each it wrote: those not kept go back.
     const taken: { buffer: ListBuffer; used: number }[] = [];
@@ -525,14 +527,14 @@ export class DBImpl {
         this.#imageWal = first.wals[0]!.number;
         const wals = new Set(used.flatMap((p) => p.wals.map((w) => w.number)));
         const lastSequence = Math.max(...used.map((p) => p.state.maxSequence));
-        return { wals, lastSequence, resumedFrom: resume ? second.wals[0]!.number : 0, unused: false };
+        return { wals, lastSequence, resumedFrom: resume ? second.wals[0]!.number : 0, unused: false, walsSynced: first.walsSynced };
       }
     } catch (err) {
       why = (err as Error).message;
     }
     for (const t of taken) arenas.give(t.buffer, t.used);
     this.#info.log(`memtable image not used (${why}): the WALs are replayed`);
-    return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: true };
+    return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: true, walsSynced: false };
   }
 
   /**
@@ -1229,11 +1231,22 @@ export class DBImpl {
     // after it. A flush that finished instead of abandoning (past its last look at the stop flag)
     // and was installed moved the log number past the WALs of the memtable it flushed: the image
     // is written again, without that memtable.
+    //
+    // The live WAL is synced meanwhile, on the thread pool: every write is then durable once close
+    // returns, and the image says so, which spares the next open that fdatasync (#recover). Older
+    // live WALs were synced when writes moved past them (#makeRoomForWrite) or at the open. The
+    // image claiming it is written while the sync runs, and put in place only once it succeeded.
+    const syncing = this.#syncLogAtClose();
     const stopping = this.#bg.close();
     const logNumber = this.#versions.logNumber;
-    this.#leaveMemTableImage();
+    const written = this.#leaveMemTableImage(true, false);
+    const walsSynced = await syncing;
+    if (written) {
+      if (walsSynced) this.#placeMemTableImage();
+      else this.#leaveMemTableImage(false);
+    }
     await stopping;
-    if (this.#versions.logNumber !== logNumber) this.#leaveMemTableImage();
+    if (this.#versions.logNumber !== logNumber) this.#leaveMemTableImage(walsSynced);
     await this.#removalsSettled();
     this.#closeFiles();
     // Nothing reads the memtables now (iterators ended, the image written, no job running):
@@ -1247,15 +1260,32 @@ export class DBImpl {
   }
 
   /**
+   * Close: fdatasyncs the live WAL on the thread pool, if it holds unsynced writes. True once
+   * every live WAL is durable; a failure is logged, not thrown (the next open syncs the WAL again).
+   */
+  async #syncLogAtClose(): Promise<boolean> {
+    const log = this.#log;
+    if (log === null || this.readOnly) return false;
+    if (!log.unsynced) return true;
+    try {
+      await log.syncAsync();
+      return true;
+    } catch (err) {
+      this.#info.log(`could not sync the WAL at close: ${(err as Error).message}`);
+      return false;
+    }
+  }
+
+  /**
    * Close: writes the memtable image (db/memtable-image.ts) — the memtable whose flush was
    * abandoned, if any, then the live one, each with the WALs it holds — so that the next open
    * reads it instead of replaying those WALs. Only for one region, no background error, and no
    * previous log number (an old LevelDB's). A failure costs the next open a replay, nothing else:
    * it is logged.
    */
-  #leaveMemTableImage(): void {
+  #leaveMemTableImage(walsSynced: boolean, place = true): boolean {
     const versions = this.#versions;
-    if (this.readOnly || this.regions.length !== 1 || this.#bgError !== null || versions.prevLogNumber !== 0) return;
+    if (this.readOnly || this.regions.length !== 1 || this.#bgError !== null || versions.prevLogNumber !== 0) return false;
     const { imm, mem } = this.regions[0]!;
     const fs = this.fs;
     const path = join(this.dir, MEMTABLE_IMAGE_FILE);
@@ -1276,15 +1306,28 @@ export class DBImpl {
         parts.push({ wals, view: memtable.storageView(), maxSequence: memtable.maxSequence });
       }
       if (parts.length > 0) {
-        writeMemTableImage(fs, this.dir, parts);
+        writeMemTableImage(fs, this.dir, parts, walsSynced, place);
         this.#imageWal = parts[0]!.wals[0]!.number;
-      } else if (fs.exists(path)) {
+        return true;
+      }
+      if (fs.exists(path)) {
         fs.remove(path);
         this.#imageWal = 0;
       }
     } catch (err) {
       this.#info.log(`could not write the memtable image: ${(err as Error).message}`);
       if (fs.exists(join(this.dir, MEMTABLE_IMAGE_TEMP))) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));
+    }
+    return false;
+  }
+
+  /** Puts the image `#leaveMemTableImage(…, false)` wrote in place; a failure is logged. */
+  #placeMemTableImage(): void {
+    try {
+      placeMemTableImage(this.fs, this.dir);
+    } catch (err) {
+      this.#info.log(`could not write the memtable image: ${(err as Error).message}`);
+      this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));
     }
   }
 

@@ -26,12 +26,17 @@
  * Format (`MEMTABLE` in the database directory, written as `MEMTABLE.tmp` and renamed; little-
  * endian; never read by LevelDB, which ignores the name):
  *
- *   magic "SKVMEMTB" (8) | format version u32 | part count u32 (1 or 2)
+ *   magic "SKVMEMTB" (8) | format version u32 | part count u32 (1 or 2) | flags u32
  *   per part: highest sequence in it u64 | WAL count u32
  *             per WAL: number u64 | length u64 | CRC-32C of its bytes u32
  *             words u32 | entries u32 | height u32
  *             the skiplist's words in use (words × 4 bytes, memtable/skiplist.ts's node layout)
  *   masked CRC-32C of everything before u32
+ *
+ * Flags: bit 0 (WALS_SYNCED), every WAL the image names was durable through the length it names
+ * (fdatasynced) before the image was put in place (renamed to MEMTABLE). An open that uses such an image need not fdatasync
+ * those WALs again before their writes become readable (db-impl.ts, #recover): close synced them.
+ * Other bits are reserved (an image with one set is ignored).
  *
  * The node layout is an in-memory format: FORMAT_VERSION changes whenever it does, and an image
  * of another version is ignored. The skiplist's int32 words are written as the machine holds
@@ -50,9 +55,11 @@ export const MEMTABLE_IMAGE_TEMP = 'MEMTABLE.tmp';
 
 // Persisted: the file's layout (see the file comment). Never change without FORMAT_VERSION.
 const MAGIC = new TextEncoder().encode('SKVMEMTB');
-/** Persisted. Bump whenever the skiplist's node layout or this file's layout changes. */
-const FORMAT_VERSION = 1;
-const PREFIX_BYTES = 16;
+/** Persisted. Bump whenever the skiplist's node layout or this file's layout changes (2: the flags word). */
+const FORMAT_VERSION = 2;
+const PREFIX_BYTES = 20;
+/** Persisted: the flag saying that every WAL the image names was synced before it was put in place. */
+const WALS_SYNCED = 1;
 const WAL_BYTES = 20;
 const STATE_BYTES = 12;
 const MAX_PARTS = 2;
@@ -106,9 +113,11 @@ export interface ImagePartSource {
 
 /**
  * Writes the image of `parts` (oldest memtable first): to MEMTABLE.tmp, then renamed over
- * MEMTABLE. No fsync (see the file comment). Does nothing on a big-endian machine.
+ * MEMTABLE (`place`; else the caller renames it, `placeMemTableImage`). No fsync (see the file
+ * comment). `walsSynced`: every WAL the parts name is durable through the length stamped, once
+ * the image is in place (the WALS_SYNCED flag). Does nothing on a big-endian machine.
  */
-export function writeMemTableImage(fs: FileSystem, dir: string, parts: readonly ImagePartSource[]): void {
+export function writeMemTableImage(fs: FileSystem, dir: string, parts: readonly ImagePartSource[], walsSynced = false, place = true): void {
   if (!LITTLE_ENDIAN) return;
   const temp = join(dir, MEMTABLE_IMAGE_TEMP);
   const file = fs.createWritable(temp);
@@ -122,6 +131,7 @@ export function writeMemTableImage(fs: FileSystem, dir: string, parts: readonly 
     prefix.set(MAGIC, 0);
     putFixed32(prefix, 8, FORMAT_VERSION);
     putFixed32(prefix, 12, parts.length);
+    putFixed32(prefix, 16, walsSynced ? WALS_SYNCED : 0);
     put(prefix);
     for (const { wals, view, maxSequence } of parts) {
       const header = new Uint8Array(12 + wals.length * WAL_BYTES + STATE_BYTES);
@@ -146,13 +156,22 @@ export function writeMemTableImage(fs: FileSystem, dir: string, parts: readonly 
   } finally {
     file.close();
   }
-  fs.rename(temp, join(dir, MEMTABLE_IMAGE_FILE));
+  if (place) placeMemTableImage(fs, dir);
 }
 
-/** A memtable read back: the WALs it holds, its skiplist's storage and its highest sequence. */
+/** Renames the image `writeMemTableImage` left in MEMTABLE.tmp over MEMTABLE. */
+export function placeMemTableImage(fs: FileSystem, dir: string): void {
+  fs.rename(join(dir, MEMTABLE_IMAGE_TEMP), join(dir, MEMTABLE_IMAGE_FILE));
+}
+
+/**
+ * A memtable read back: the WALs it holds, its skiplist's storage and its highest sequence;
+ * `walsSynced`, the image's flag that those WALs were synced before it was put in place.
+ */
 export interface ImagePart {
   wals: WalStamp[];
   state: { list: SkipListState; maxSequence: number };
+  walsSynced: boolean;
 }
 
 /**
@@ -236,6 +255,8 @@ function decode(source: ImageSource, arena: (used: number) => ListBuffer): Image
   if (version !== FORMAT_VERSION) return `format version ${version}, not ${FORMAT_VERSION}`;
   const partCount = getFixed32(prefix, 12);
   if (partCount < 1 || partCount > MAX_PARTS) return `${partCount} parts`;
+  const flags = getFixed32(prefix, 16);
+  if ((flags & ~WALS_SYNCED) !== 0) return `unknown flags ${flags}`;
   let crc = crc32c(prefix);
   const pending: { wals: WalStamp[]; maxSequence: number; list: SkipListState }[] = [];
   let at = PREFIX_BYTES;
@@ -276,7 +297,7 @@ function decode(source: ImageSource, arena: (used: number) => ListBuffer): Image
     const { wals, maxSequence, list } = pending[p]!;
     const problem = skipListStateProblem(list, maxSequence);
     if (problem !== null) return `part ${p}: bad skiplist storage: ${problem}`;
-    parts.push({ wals, state: { list, maxSequence } });
+    parts.push({ wals, state: { list, maxSequence }, walsSynced: (flags & WALS_SYNCED) !== 0 });
   }
   return parts;
 }

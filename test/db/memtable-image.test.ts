@@ -15,6 +15,8 @@ import { DB } from '../../src/db.js';
 import { destroyDB } from '../../src/db/destroy.js';
 import { decodeMemTableImage, MAX_IMAGE_WALS, MEMTABLE_IMAGE_FILE, readMemTableImage, writeMemTableImage } from '../../src/db/memtable-image.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
+import type { WritableFile } from '../../src/fs/file-system.js';
+import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import { crc32c, maskCrc } from '../../src/format/crc32c.js';
 import { putFixed32 } from '../../src/format/coding.js';
 import { Lookup, MemTable, ValueType } from '../../src/memtable/memtable.js';
@@ -168,6 +170,41 @@ describe('memtable image: format', () => {
   });
 });
 
+describe('memtable image: the flag that its WALs were synced', () => {
+  it('round-trips, and an image with a flag this build does not know is not an image', () => {
+    const fs = new MemFileSystem();
+    fs.mkdir(DIR);
+    const mem = new MemTable();
+    for (let i = 0; i < 20; i++) mem.add(i + 1, ValueType.VALUE, Buffer.from(keyOf(i)), Buffer.from(valueOf(i, 0)));
+    const parts = [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 20 }];
+    for (const synced of [false, true]) {
+      writeMemTableImage(fs, DIR, parts, synced);
+      const image = decodeMemTableImage(fs.readFile(IMAGE));
+      if (typeof image === 'string') throw new Error(image);
+      expect(image.map((p) => p.walsSynced)).toEqual([synced]);
+    }
+    const unknown = Uint8Array.from(fs.readFile(IMAGE));
+    putFixed32(unknown, 16, 3);
+    expect(decodeMemTableImage(resealed(unknown))).toBe('unknown flags 3');
+  });
+});
+
+/** Counts the fdatasyncs of WALs (an open's syncFile opens a WAL to append, then syncs it). */
+class WalSyncs extends MemFileSystem {
+  walSyncs = 0;
+  override openAppendable(path: string): WritableFile {
+    const file = super.openAppendable(path);
+    if (!path.endsWith('.log')) return file;
+    const count = (): void => void this.walSyncs++;
+    return Object.assign(Object.create(file) as WritableFile, {
+      sync(): void {
+        count();
+        file.sync();
+      },
+    });
+  }
+}
+
 /** `bytes` with its trailing masked CRC-32C made right again: a writer that wrote exactly these bytes. */
 function resealed(bytes: Uint8Array): Uint8Array {
   const out = Uint8Array.from(bytes);
@@ -176,15 +213,15 @@ function resealed(bytes: Uint8Array): Uint8Array {
 }
 
 describe('memtable image: figures and links a checksum cannot vouch for', () => {
-  // One part, one WAL: prefix 16 bytes; part header at 16 (max sequence u64, WAL count u32, one
-  // WAL of 20 bytes, then words, entries, height), storage at 60.
+  // One part, one WAL: prefix 20 bytes; part header at 20 (max sequence u64, WAL count u32, one
+  // WAL of 20 bytes, then words, entries, height), storage at 64.
   const fs = new MemFileSystem();
   fs.mkdir(DIR);
   const mem = new MemTable();
   for (let i = 0; i < 200; i++) mem.add(i + 1, ValueType.VALUE, Buffer.from(keyOf((i * 37) % 200)), Buffer.from(valueOf(i, 0)));
   writeMemTableImage(fs, DIR, [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 200 }]);
   const good = fs.readFile(IMAGE);
-  const STORAGE = 60;
+  const STORAGE = 64;
   const word = (bytes: Uint8Array, i: number): number => new DataView(bytes.buffer, bytes.byteOffset).getInt32(STORAGE + i * 4, true);
   const setWord = (bytes: Uint8Array, i: number, v: number): void => new DataView(bytes.buffer, bytes.byteOffset).setInt32(STORAGE + i * 4, v, true);
   const first = word(good, 3); // the head's level-0 link (NEXT = 3)
@@ -192,24 +229,24 @@ describe('memtable image: figures and links a checksum cannot vouch for', () => 
   const cases: [string, (b: Uint8Array) => Uint8Array][] = [
     ['no parts', (b) => (putFixed32(b, 12, 0), b)],
     ['three parts', (b) => (putFixed32(b, 12, 3), b)],
-    ['no WALs', (b) => (putFixed32(b, 24, 0), b)],
-    ['65 WALs', (b) => (putFixed32(b, 24, 65), b)],
-    ['more words than bytes', (b) => (putFixed32(b, 48, getWords(b) + 1), b)],
-    ['fewer words than bytes', (b) => (putFixed32(b, 48, getWords(b) - 1), b)],
-    ['one entry too many', (b) => (putFixed32(b, 52, 201), b)],
-    ['one entry too few', (b) => (putFixed32(b, 52, 199), b)],
-    ['height 0', (b) => (putFixed32(b, 56, 0), b)],
-    ['height 13', (b) => (putFixed32(b, 56, 13), b)],
+    ['no WALs', (b) => (putFixed32(b, 28, 0), b)],
+    ['65 WALs', (b) => (putFixed32(b, 28, 65), b)],
+    ['more words than bytes', (b) => (putFixed32(b, 52, getWords(b) + 1), b)],
+    ['fewer words than bytes', (b) => (putFixed32(b, 52, getWords(b) - 1), b)],
+    ['one entry too many', (b) => (putFixed32(b, 56, 201), b)],
+    ['one entry too few', (b) => (putFixed32(b, 56, 199), b)],
+    ['height 0', (b) => (putFixed32(b, 60, 0), b)],
+    ['height 13', (b) => (putFixed32(b, 60, 13), b)],
     ['no head', (b) => (setWord(b, 0, 5), b)],
     ['the head links past the storage', (b) => (setWord(b, 3, getWords(b) + 100), b)],
     ['a level-0 cycle', (b) => (setWord(b, first + 3, first), b)],
     ['a node taller than the list', (b) => (setWord(b, first, 13), b)],
     ['keys out of order', (b) => (b.fill(0xff, STORAGE + (first + 3 + word(b, first)) * 4, STORAGE + (first + 3 + word(b, first)) * 4 + 4), b)],
-    ['a sequence above the part\'s highest', (b) => (b.set([199, 0, 0, 0, 0, 0, 0, 0], 16), b)],
+    ['a sequence above the part\'s highest', (b) => (b.set([199, 0, 0, 0, 0, 0, 0, 0], 20), b)],
     ['bytes after the last part', (b) => Buffer.concat([b.subarray(0, b.length - 4), new Uint8Array(8), b.subarray(b.length - 4)])],
   ];
   function getWords(b: Uint8Array): number {
-    return new DataView(b.buffer, b.byteOffset).getUint32(48, true);
+    return new DataView(b.buffer, b.byteOffset).getUint32(52, true);
   }
 
   it('the sound image decodes (the cases below change one thing each)', () => {
@@ -349,6 +386,67 @@ describe('memtable image: the database', () => {
     expect('entries' in replayed && replayed.entries).toEqual(sorted());
     expect(await contents(fs)).toEqual(replayed);
     expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 2 read from the memtable image/);
+  });
+
+  it('close syncs the live WAL first, so a crash after it loses no write, and the open that uses the image syncs no WAL', async () => {
+    const fs = new MemFileSystem();
+    const model = await written(1000, fs); // unsynced puts and deletes, one WAL
+    const afterCrash = fs.crashClone(); // only what was synced
+    expect(await contents(afterCrash)).toEqual(await contents(copyOf(fs, [MEMTABLE_IMAGE_FILE])));
+    const seen = await contents(afterCrash);
+    expect('entries' in seen && seen.entries).toEqual([...model].sort(([a], [b]) => (a < b ? -1 : 1)));
+
+    const counted = new WalSyncs();
+    counted.mkdir(DIR);
+    for (const name of fs.list(DIR)) {
+      const file = counted.createWritable(`${DIR}/${name}`);
+      file.append(fs.readFile(`${DIR}/${name}`));
+      file.close();
+    }
+    const db = await DB.open(DIR, { ...OPTIONS, fs: counted });
+    expect(log(counted)).toMatch(/1 read from the memtable image/);
+    expect(counted.walSyncs).toBe(0);
+    await db.close();
+
+    // The same image without the flag (a close whose sync failed): the open syncs the WAL itself.
+    const unflagged = Uint8Array.from(fs.readFile(IMAGE));
+    putFixed32(unflagged, 16, 0);
+    const again = new WalSyncs();
+    again.mkdir(DIR);
+    for (const name of fs.list(DIR)) {
+      const file = again.createWritable(`${DIR}/${name}`);
+      file.append(name === MEMTABLE_IMAGE_FILE ? resealed(unflagged) : fs.readFile(`${DIR}/${name}`));
+      file.close();
+    }
+    const db2 = await DB.open(DIR, { ...OPTIONS, fs: again });
+    expect(log(again)).toMatch(/1 read from the memtable image/);
+    expect(again.walSyncs).toBe(1);
+    await db2.close();
+  });
+
+  it('a close whose WAL sync fails leaves an image without the flag (logged), and the next open syncs the WAL', async () => {
+    const inner = new MemFileSystem();
+    const fs = new FaultyFileSystem(inner);
+    const db = await DB.open(DIR, { ...OPTIONS, fs });
+    for (let i = 0; i < 500; i++) db.putSync(keyOf(i), valueOf(i, 0));
+    fs.inject({ ops: ['syncAsync'], path: /\.log$/ });
+    await db.close();
+    expect(log(inner)).toMatch(/could not sync the WAL at close/);
+    const image = decodeMemTableImage(inner.readFile(IMAGE));
+    if (typeof image === 'string') throw new Error(image);
+    expect(image.map((p) => p.walsSynced)).toEqual([false]);
+    const again = new WalSyncs();
+    again.mkdir(DIR);
+    for (const name of inner.list(DIR)) {
+      const file = again.createWritable(`${DIR}/${name}`);
+      file.append(inner.readFile(`${DIR}/${name}`));
+      file.close();
+    }
+    const reopened = await DB.open(DIR, { ...OPTIONS, fs: again });
+    expect(log(again)).toMatch(/1 read from the memtable image/);
+    expect(again.walSyncs).toBe(1);
+    for (let i = 0; i < 500; i++) expect(reopened.getSync(keyOf(i))?.toString()).toBe(valueOf(i, 0));
+    await reopened.close();
   });
 
   it('is not used for WALs a later writer moved past (another program flushed them), and goes', async () => {
