@@ -26,6 +26,21 @@
  */
 
 /**
+ * Sets `buffer[start, end)` to zero. A Uint8Array's `fill` on a SharedArrayBuffer stores one byte
+ * at a time (V8 keeps each store atomic): 3.6-3.7 ms for a 4.5 MiB arena here, against 0.5-0.6 ms
+ * through a BigInt64Array over the same bytes (and 0.3-0.5 ms for a plain ArrayBuffer's `fill`).
+ * So the aligned middle is cleared 8 bytes at a time.
+ */
+export function zeroShared(buffer: SharedArrayBuffer, start: number, end: number): void {
+  if (end <= start) return;
+  const from = Math.min(end, (start + 7) & ~7);
+  const to = Math.max(from, end & ~7);
+  if (from > start) new Uint8Array(buffer, start, from - start).fill(0);
+  if (to > from) new BigInt64Array(buffer, from, (to - from) / 8).fill(0n);
+  if (end > to) new Uint8Array(buffer, to, end - to).fill(0);
+}
+
+/**
  * Arenas kept idle by default: a region's memtable takes one at each switch, and its flushed
  * predecessor gives one back; a database of several regions keeps two per region.
  */
@@ -76,7 +91,7 @@ export class ArenaPool {
   takeZeroedFrom(start: number): SharedArrayBuffer {
     const arena = this.#free.pop() ?? spares.get(this.arenaBytes)?.pop();
     if (arena === undefined) return new SharedArrayBuffer(this.arenaBytes);
-    if (start < arena.dirty) new Uint8Array(arena.buffer, start, arena.dirty - start).fill(0);
+    zeroShared(arena.buffer, start, arena.dirty);
     return arena.buffer;
   }
 

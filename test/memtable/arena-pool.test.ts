@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getFixed32 } from '../../src/format/coding.js';
-import { ArenaPool } from '../../src/memtable/arena-pool.js';
+import { ArenaPool, zeroShared } from '../../src/memtable/arena-pool.js';
 import { Lookup, MemTable, ValueType } from '../../src/memtable/memtable.js';
 import { MemTableInternalIterator } from '../../src/iterator/memtable-iterator.js';
 
@@ -37,6 +37,18 @@ describe('ArenaPool', () => {
     expect(pool.size).toBe(2);
     expect(pool.takeZeroed()).not.toBe(pool.takeZeroed());
     expect(pool.size).toBe(0);
+  });
+
+  it('zeroShared clears exactly [start, end) of a shared buffer, at any alignment', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 200 }), fc.integer({ min: 0, max: 200 }), (start, end) => {
+        const buffer = new SharedArrayBuffer(200);
+        const bytes = new Uint8Array(buffer).fill(0xff);
+        zeroShared(buffer, start, end);
+        for (let i = 0; i < 200; i++) expect(bytes[i]).toBe(i >= start && i < end ? 0 : 0xff);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('takeZeroedFrom clears only the bytes from its start up to what was dirty; takeZeroed all of them', () => {
