@@ -117,6 +117,7 @@ export function skipListStateProblem(state: SkipListState, maxSequence = Number.
  */
 function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: number, maxSequence: number): string | null {
   const words = w.length;
+  const bytesPresent = words * 4;
   const expected = new Int32Array(MAX_HEIGHT);
   for (let level = 1; level < height; level++) expected[level] = w[NEXT + level]!;
   let prev = 0;
@@ -130,7 +131,10 @@ function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: n
     const keyLen = w[node + KEY_LEN]!;
     const valueLen = w[node + VALUE_LEN]!;
     if (h < 1 || h > height || keyLen < 0 || valueLen < 0) return `node ${node}: height ${h}, key ${keyLen} bytes, value ${valueLen} bytes`;
-    if (node + NEXT + h + ((keyLen + TRAILER + valueLen + 3) >>> 2) > words) return `node ${node} runs past the storage`;
+    // Each length against the storage first: two near 2^31 would wrap the sum below (>>> is mod 2^32).
+    if (keyLen > bytesPresent || valueLen > bytesPresent || node + NEXT + h + ((keyLen + TRAILER + valueLen + 3) >>> 2) > words) {
+      return `node ${node} runs past the storage`;
+    }
     for (let level = 1; level < h; level++) {
       if (expected[level] !== node) return `level ${level} goes to word ${expected[level]} where node ${node} stands`;
       expected[level] = w[node + NEXT + level]!;

@@ -241,6 +241,7 @@ describe('memtable image: figures and links a checksum cannot vouch for', () => 
     ['the head links past the storage', (b) => (setWord(b, 3, getWords(b) + 100), b)],
     ['a level-0 cycle', (b) => (setWord(b, first + 3, first), b)],
     ['a node taller than the list', (b) => (setWord(b, first, 13), b)],
+    ['key and value lengths whose sum passes 2^32', (b) => (setWord(b, first + 1, 0x7fffffff), setWord(b, first + 2, 0x7fffffff), b)],
     ['keys out of order', (b) => (b.fill(0xff, STORAGE + (first + 3 + word(b, first)) * 4, STORAGE + (first + 3 + word(b, first)) * 4 + 4), b)],
     ['a sequence above the part\'s highest', (b) => (b.set([199, 0, 0, 0, 0, 0, 0, 0], 20), b)],
     ['bytes after the last part', (b) => Buffer.concat([b.subarray(0, b.length - 4), new Uint8Array(8), b.subarray(b.length - 4)])],
