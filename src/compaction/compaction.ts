@@ -164,12 +164,11 @@ const MAX_BACKGROUND_SYNCS = 1;
  * pool is the process's, and an asynchronous WAL sync of the database's thread queues behind
  * whatever it holds.
  *
- * Every output stays open until the merge ends (`closeAll`), so that an abandoned merge's
- * outputs are unlinked while still open: on ext4 an unlink of a closed, synced 2 MiB table frees
- * its blocks there and then (2.5 ms each, more behind a journal commit), and a merge a closing
- * database stopped took 12-68 ms to remove its outputs before answering. Unlinked while open,
- * the blocks are freed at the last close instead, which a worker does after answering
- * (`abandon`).
+ * An abandoned merge unlinks its outputs while it holds each open (`abandon`): on ext4 an unlink
+ * of a closed, synced 2 MiB table frees its blocks there and then (2.5 ms each, more behind a
+ * journal commit), and a merge a closing database stopped took 12-68 ms to remove its outputs
+ * before answering. Unlinked while open, the blocks are freed at the last close instead, which a
+ * worker does after answering.
  */
 class MergeOutputs {
   readonly files: FileMetaData[] = [];
@@ -181,10 +180,8 @@ class MergeOutputs {
   readonly #task: CompactionTask;
   readonly #stop: StopFlag | undefined;
   readonly #syncMode: OutputSyncs;
-  /** Background fdatasyncs, oldest first; they never reject: a failure goes to #syncError. */
+  /** Background fdatasyncs, oldest first (each closes its file when done); they never reject: a failure goes to #syncError. */
   readonly #syncs: Promise<void>[] = [];
-  /** The finished outputs' files, open until the merge ends (see the class comment). */
-  readonly #finished: WritableFile[] = [];
   #syncError: unknown = null;
 
   constructor(fs: FileSystem, task: CompactionTask, stop: StopFlag | undefined, syncs: OutputSyncs) {
@@ -214,24 +211,19 @@ class MergeOutputs {
   }
 
   #syncInBackground(file: WritableFile): void {
-    this.#syncs.push(
-      file.syncAsync().then(undefined, (err: unknown) => {
-        this.#syncError ??= err;
-      }),
-    );
-  }
-
-  /** Closes the finished outputs, every one of them synced (after `syncsDone`). */
-  closeAll(): void {
-    let failure: unknown = null;
-    for (const file of this.#finished.splice(0)) {
+    const closeQuietly = (): void => {
       try {
         file.close();
       } catch (err) {
-        failure ??= err;
+        this.#syncError ??= err;
       }
-    }
-    if (failure !== null) throw failure;
+    };
+    this.#syncs.push(
+      file.syncAsync().then(closeQuietly, (err: unknown) => {
+        this.#syncError ??= err;
+        closeQuietly();
+      }),
+    );
   }
 
   /** True while a reserved number is left for another table. */
@@ -263,10 +255,12 @@ class MergeOutputs {
     if (isStopped(this.#stop)) throw new JobAbandoned();
     const b = this.builder!;
     b.finish();
-    const file = this.#file!;
-    this.#finished.push(file);
-    if (this.#syncMode === 'background') this.#syncInBackground(file);
-    else file.sync();
+    if (this.#syncMode === 'background') {
+      this.#syncInBackground(this.#file!);
+    } else {
+      this.#file!.sync();
+      this.#file!.close();
+    }
     const last = this.files[this.files.length - 1]!;
     this.files[this.files.length - 1] = { number: last.number, fileSize: b.fileSize, smallest: b.smallestKey!.slice(), largest: b.largestKey!.slice() };
     this.builder = null;
@@ -274,21 +268,32 @@ class MergeOutputs {
   }
 
   /**
-   * After a failure, with no fdatasync in flight (`syncsDone`): removes every table written, then
-   * closes their files — at once, or through `closeLater` (a worker's, after it has answered).
+   * After a failure, with no fdatasync in flight (`syncsDone`): removes every table written.
+   * With `closeLater` (a worker's, which runs it after the job has answered), each finished table
+   * is opened again before its name goes, and closed there (see the class comment).
    */
   abandon(closeLater?: (close: () => void) => void): void {
+    const open: { close(): void }[] = [];
     try {
       this.builder?.abandon();
     } catch {
       // already failing
     }
-    for (const o of this.files) this.#fs.remove(tableFileName(this.#task.dir, o.number));
-    const files = this.#finished.splice(0);
-    if (this.#file !== null) files.push(this.#file);
+    if (this.#file !== null) open.push(this.#file);
     this.#file = null;
+    for (const o of this.files) {
+      const path = tableFileName(this.#task.dir, o.number);
+      if (closeLater !== undefined && o.fileSize > 0) {
+        try {
+          open.push(this.#fs.openReadable(path));
+        } catch {
+          // removed below all the same, at the unlink's cost
+        }
+      }
+      this.#fs.remove(path);
+    }
     const close = (): void => {
-      for (const file of files) {
+      for (const file of open) {
         try {
           file.close();
         } catch {
@@ -447,7 +452,6 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
     const synced = outputs.syncsDone();
     if (synced !== undefined) yield synced;
     outputs.throwIfSyncFailed();
-    outputs.closeAll();
     // The outputs' names must be durable before the MANIFEST names them.
     if (outputs.files.length > 0) fs.syncDir(task.dir);
     const bytesWritten = outputs.files.reduce((s, o) => s + o.fileSize, 0);

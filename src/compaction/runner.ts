@@ -165,7 +165,11 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 };
 /** How long a closed runner's worker may take to end by itself before it is terminated. */
 const SHUTDOWN_LIMIT_MS = 5_000;
 
-function shutDown(worker: Worker): void {
+/**
+ * Tells a closed runner's idle worker to end. One still running at SHUTDOWN_LIMIT_MS is terminated
+ * and `report`ed: whatever descriptors it held then stay open until the process exits.
+ */
+function shutDown(worker: Worker, name: string, report: (message: string) => void): void {
   const terminate = (): void => void worker.terminate().catch(() => {});
   try {
     worker.postMessage({ shutdown: true } satisfies WorkerShutdown);
@@ -173,7 +177,10 @@ function shutDown(worker: Worker): void {
     terminate();
     return;
   }
-  const timer = setTimeout(terminate, SHUTDOWN_LIMIT_MS);
+  const timer = setTimeout(() => {
+    report(`the ${name} worker had not ended ${SHUTDOWN_LIMIT_MS} ms after close: terminated (descriptors it held stay open until the process exits)`);
+    terminate();
+  }, SHUTDOWN_LIMIT_MS);
   timer.unref();
   worker.once('exit', () => clearTimeout(timer));
 }
@@ -446,6 +453,6 @@ export class WorkerRunner implements JobRunner {
     // Every job has answered. The worker is told to end, not waited for (a thread's teardown takes
     // milliseconds to tens of them, and it is unref'd): it ends once idle, after closing what an
     // abandoned merge left open (compaction.ts MergeOutputs), or at SHUTDOWN_LIMIT_MS.
-    if (worker !== null) shutDown(worker);
+    if (worker !== null) shutDown(worker, this.#name, this.#report);
   }
 }

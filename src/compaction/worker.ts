@@ -1,7 +1,9 @@
 /**
  * The background worker thread: runs flush and compaction jobs (jobs.ts) with the real file
  * system and posts each result, or its error, back on the port it was given. Keeps nothing of a
- * job once it has answered; the database's thread decides everything and installs the results.
+ * job once it has answered but the files a merge abandoned at close lets go of just after its
+ * answer (compaction.ts MergeOutputs); the database's thread decides everything and installs the
+ * results.
  *
  * Its first message says it is ready (runner.ts WorkerReady): the runner posts jobs only then, so
  * a worker that fails to start has run none of them.

@@ -43,6 +43,7 @@ import {
   writeMemTableImage,
   type ImagePart,
   type ImagePartSource,
+  type ImageWriteOptions,
   type WalStamp,
 } from './memtable-image.js';
 import { ValueType } from '../format/internal-key.js';
@@ -1234,19 +1235,20 @@ export class DBImpl {
     //
     // The live WAL is synced meanwhile, on the thread pool: every write is then durable once close
     // returns, and the image says so, which spares the next open that fdatasync (#recover). Older
-    // live WALs were synced when writes moved past them (#makeRoomForWrite) or at the open. The
+    // live WALs were synced when writes moved past them (#makeRoomForWrite), at the open, or by
+    // the close before it (its flagged image spared the open). The
     // image claiming it is written while the sync runs, and put in place only once it succeeded.
     const syncing = this.#syncLogAtClose();
     const stopping = this.#bg.close();
     const logNumber = this.#versions.logNumber;
-    const written = this.#leaveMemTableImage(true, false);
+    const written = this.#leaveMemTableImage({ walsSynced: true, place: false });
     const walsSynced = await syncing;
     if (written) {
       if (walsSynced) this.#placeMemTableImage();
-      else this.#leaveMemTableImage(false);
+      else this.#leaveMemTableImage({ walsSynced: false });
     }
     await stopping;
-    if (this.#versions.logNumber !== logNumber) this.#leaveMemTableImage(walsSynced);
+    if (this.#versions.logNumber !== logNumber) this.#leaveMemTableImage({ walsSynced });
     await this.#removalsSettled();
     this.#closeFiles();
     // Nothing reads the memtables now (iterators ended, the image written, no job running):
@@ -1281,9 +1283,9 @@ export class DBImpl {
    * abandoned, if any, then the live one, each with the WALs it holds — so that the next open
    * reads it instead of replaying those WALs. Only for one region, no background error, and no
    * previous log number (an old LevelDB's). A failure costs the next open a replay, nothing else:
-   * it is logged.
+   * it is logged. True if an image was written (left in MEMTABLE.tmp with `place: false`).
    */
-  #leaveMemTableImage(walsSynced: boolean, place = true): boolean {
+  #leaveMemTableImage(how: ImageWriteOptions): boolean {
     const versions = this.#versions;
     if (this.readOnly || this.regions.length !== 1 || this.#bgError !== null || versions.prevLogNumber !== 0) return false;
     const { imm, mem } = this.regions[0]!;
@@ -1306,7 +1308,7 @@ export class DBImpl {
         parts.push({ wals, view: memtable.storageView(), maxSequence: memtable.maxSequence });
       }
       if (parts.length > 0) {
-        writeMemTableImage(fs, this.dir, parts, walsSynced, place);
+        writeMemTableImage(fs, this.dir, parts, how);
         this.#imageWal = parts[0]!.wals[0]!.number;
         return true;
       }
@@ -1321,7 +1323,7 @@ export class DBImpl {
     return false;
   }
 
-  /** Puts the image `#leaveMemTableImage(…, false)` wrote in place; a failure is logged. */
+  /** Puts the image `#leaveMemTableImage({ place: false })` wrote in place; a failure is logged. */
   #placeMemTableImage(): void {
     try {
       placeMemTableImage(this.fs, this.dir);

@@ -8,8 +8,8 @@
  * (memtable/skiplist.ts), so close() can write it out as it is, and an open can read it back in
  * one copy.
  *
- * The WAL stays the truth; the image is a cache of it, used only when it provably equals what a
- * replay would build:
+ * The WAL stays the truth; the image is a cache of it (plus one claim, the WALS_SYNCED flag
+ * below), used only when it provably equals what a replay would build:
  * - It holds one or two memtables (parts): the one a flush was abandoned for, if any, then the live
  *   one. Each part names the WALs whose records it holds, each with its length and the CRC-32C of
  *   all its bytes, taken at close.
@@ -111,13 +111,20 @@ export interface ImagePartSource {
   maxSequence: number;
 }
 
+/** How `writeMemTableImage` writes. */
+export interface ImageWriteOptions {
+  /** Every WAL the parts name is durable through the length stamped once the image is in place (the WALS_SYNCED flag). @defaultValue false */
+  walsSynced?: boolean;
+  /** Rename MEMTABLE.tmp over MEMTABLE at once; if false the caller does (`placeMemTableImage`). @defaultValue true */
+  place?: boolean;
+}
+
 /**
  * Writes the image of `parts` (oldest memtable first): to MEMTABLE.tmp, then renamed over
- * MEMTABLE (`place`; else the caller renames it, `placeMemTableImage`). No fsync (see the file
- * comment). `walsSynced`: every WAL the parts name is durable through the length stamped, once
- * the image is in place (the WALS_SYNCED flag). Does nothing on a big-endian machine.
+ * MEMTABLE. No fsync (see the file comment). Does nothing on a big-endian machine.
  */
-export function writeMemTableImage(fs: FileSystem, dir: string, parts: readonly ImagePartSource[], walsSynced = false, place = true): void {
+export function writeMemTableImage(fs: FileSystem, dir: string, parts: readonly ImagePartSource[], options: ImageWriteOptions = {}): void {
+  const { walsSynced = false, place = true } = options;
   if (!LITTLE_ENDIAN) return;
   const temp = join(dir, MEMTABLE_IMAGE_TEMP);
   const file = fs.createWritable(temp);

@@ -2,14 +2,14 @@
  * A merge run yielding (on a worker) syncs each finished output table in the background while it
  * writes the next (MergeOutputs, syncs 'background'). It must give the same tables as a merge that syncs
  * each one in turn, answer only once every fdatasync has returned, and fail — its outputs removed —
- * when one of them fails. Its outputs stay open until it ends: a merge a closing database stops
- * unlinks them while open and closes them only after it has answered (on ext4 the blocks of a
+ * when one of them fails. A merge a closing database stops on a worker unlinks its outputs while
+ * it holds each open, and lets go of them only after it has answered (on ext4 the blocks of a
  * synced table are freed at its last close, milliseconds each).
  */
 import { describe, expect, it } from 'vitest';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
-import type { FileSystem, WritableFile } from '../../src/fs/file-system.js';
+import type { FileSystem, RandomAccessFile, WritableFile } from '../../src/fs/file-system.js';
 import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
 import { CompressionType } from '../../src/sstable/compression.js';
 import { TableBuilder } from '../../src/sstable/table-builder.js';
@@ -71,7 +71,11 @@ class SlowSyncs extends MemFileSystem {
   }
 }
 
-/** Records, in order, every table file's creation, close and removal. */
+/**
+ * Records, in order, what happens to every table file: `create`, `sync` (a background fdatasync
+ * begins; it returns a turn of the event loop later: `synced`), `close`, `open` (opened for
+ * reading), `release` (that handle closed) and `remove`.
+ */
 class FileEvents extends MemFileSystem {
   readonly events: string[] = [];
   override createWritable(path: string): WritableFile {
@@ -79,8 +83,25 @@ class FileEvents extends MemFileSystem {
     const events = this.events;
     events.push(`create ${path}`);
     return Object.assign(Object.create(file) as WritableFile, {
+      syncAsync(): Promise<void> {
+        events.push(`sync ${path}`);
+        return new Promise<void>((resolve) => setImmediate(resolve))
+          .then(() => file.syncAsync())
+          .then(() => void events.push(`synced ${path}`));
+      },
       close(): void {
         events.push(`close ${path}`);
+        file.close();
+      },
+    });
+  }
+  override openReadable(path: string): RandomAccessFile {
+    const file = super.openReadable(path);
+    const events = this.events;
+    events.push(`open ${path}`);
+    return Object.assign(Object.create(file) as RandomAccessFile, {
+      close(): void {
+        events.push(`release ${path}`);
         file.close();
       },
     });
@@ -91,6 +112,9 @@ class FileEvents extends MemFileSystem {
   }
   of(kind: string): string[] {
     return this.events.filter((e) => e.startsWith(`${kind} `)).map((e) => e.slice(kind.length + 1));
+  }
+  at(kind: string, path: string): number {
+    return this.events.indexOf(`${kind} ${path}`);
   }
 }
 
@@ -126,17 +150,18 @@ describe('a merge that syncs its outputs in the background', () => {
     expect(runCompaction(fs, task).outputs.length).toBeGreaterThan(3);
   });
 
-  it('closes every output once, after its fdatasync, when it ends', async () => {
+  it('closes every output once, after its fdatasync', async () => {
     const fs = new FileEvents();
     const task = setUp(fs);
     const outcome = await runStepsYielding(compactionSteps(fs, task, undefined, 'background'));
     const outputs = fs.of('create').filter(isOutput);
     expect(outputs.length).toBe(outcome.outputs.length);
-    expect(fs.of('close').filter(isOutput).sort()).toEqual(outputs.sort());
+    expect(fs.of('close').filter(isOutput).sort()).toEqual([...outputs].sort());
+    for (const path of outputs) expect(fs.at('synced', path)).toBeLessThan(fs.at('close', path));
     expect(fs.of('remove')).toEqual([]);
   });
 
-  it('stopped on a worker, unlinks its outputs, answers, and only then closes them', async () => {
+  it('stopped on a worker: no descriptor closed under its fdatasync; every output unlinked while open, answered, then released', async () => {
     const fs = new FileEvents();
     const task = setUp(fs);
     const stop = newStopFlag();
@@ -147,16 +172,25 @@ describe('a merge that syncs its outputs in the background', () => {
     };
     await expect(runStepsYielding(compactionSteps(fs, task, stop, 'background'), between)).rejects.toBeInstanceOf(JobAbandoned);
     const created = fs.of('create').filter(isOutput);
-    expect(created.length).toBeGreaterThan(2); // finished (synced) outputs and the open one
+    const finished = fs.of('sync').filter(isOutput);
+    expect(finished.length).toBeGreaterThan(1); // finished (synced) outputs, besides the open one
     expect(fs.of('remove').sort()).toEqual([...created].sort());
     expect(fs.list(DIR).sort()).toEqual(['000001.ldb', '000002.ldb']);
-    expect(fs.of('close').filter(isOutput)).toEqual([]); // the answer came first
+    for (const path of finished) {
+      expect(fs.at('synced', path)).toBeGreaterThan(-1);
+      expect(fs.at('synced', path)).toBeLessThan(fs.at('close', path));
+      expect(fs.at('open', path)).toBeGreaterThan(fs.at('close', path)); // held again for its unlink
+      expect(fs.at('open', path)).toBeLessThan(fs.at('remove', path));
+    }
+    expect(fs.of('release').filter(isOutput)).toEqual([]); // the answer came first
+    const stillOpen = created.filter((path) => fs.at('close', path) === -1);
+    expect(stillOpen.length).toBe(1); // the table being written
     await new Promise<void>((resolve) => setImmediate(resolve));
-    expect(fs.of('close').filter(isOutput).sort()).toEqual([...created].sort());
-    for (const path of created) expect(fs.events.indexOf(`remove ${path}`)).toBeLessThan(fs.events.indexOf(`close ${path}`));
+    expect(fs.of('release').filter(isOutput).sort()).toEqual([...finished].sort());
+    expect(fs.at('close', stillOpen[0]!)).toBeGreaterThan(fs.at('remove', stillOpen[0]!));
   });
 
-  it('stopped on the database\'s thread, unlinks and closes its outputs before it answers', () => {
+  it('stopped on the database\'s thread, removes and closes every output before it answers', () => {
     const fs = new FileEvents();
     const task = setUp(fs);
     const stop = newStopFlag();
@@ -167,6 +201,7 @@ describe('a merge that syncs its outputs in the background', () => {
     const created = fs.of('create').filter(isOutput);
     expect(created.length).toBeGreaterThan(0);
     expect(fs.of('close').filter(isOutput).sort()).toEqual([...created].sort());
-    for (const path of created) expect(fs.events.indexOf(`remove ${path}`)).toBeLessThan(fs.events.indexOf(`close ${path}`));
+    expect(fs.of('remove').sort()).toEqual([...created].sort());
+    expect(fs.of('open').filter(isOutput)).toEqual([]);
   });
 });

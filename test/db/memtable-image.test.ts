@@ -178,7 +178,7 @@ describe('memtable image: the flag that its WALs were synced', () => {
     for (let i = 0; i < 20; i++) mem.add(i + 1, ValueType.VALUE, Buffer.from(keyOf(i)), Buffer.from(valueOf(i, 0)));
     const parts = [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 20 }];
     for (const synced of [false, true]) {
-      writeMemTableImage(fs, DIR, parts, synced);
+      writeMemTableImage(fs, DIR, parts, { walsSynced: synced });
       const image = decodeMemTableImage(fs.readFile(IMAGE));
       if (typeof image === 'string') throw new Error(image);
       expect(image.map((p) => p.walsSynced)).toEqual([synced]);
@@ -423,6 +423,52 @@ describe('memtable image: the database', () => {
     expect(log(again)).toMatch(/1 read from the memtable image/);
     expect(again.walSyncs).toBe(1);
     await db2.close();
+  });
+
+  it('an open that uses a flagged image still syncs every WAL the image does not name', async () => {
+    const fs = new MemFileSystem();
+    await written(500, fs); // a flagged image naming the WAL the close synced
+    const db = await DB.open(DIR, { ...OPTIONS, fs });
+    for (let i = 0; i < 50; i++) db.putSync(keyOf(i), valueOf(i, 7)); // a new WAL, not synced
+    // As a process killed now leaves it: the image's memtable not flushed yet, both WALs live.
+    const killed = new WalSyncs();
+    killed.mkdir(DIR);
+    for (const name of fs.list(DIR)) {
+      const file = killed.createWritable(`${DIR}/${name}`);
+      file.append(fs.readFile(`${DIR}/${name}`));
+      file.close();
+    }
+    await db.close();
+    const reopened = await DB.open(DIR, { ...OPTIONS, fs: killed });
+    expect(log(killed)).toMatch(/1 WAL\(s\) replayed, 1 read from the memtable image/);
+    expect(killed.walSyncs).toBe(1);
+    for (let i = 0; i < 50; i++) expect(reopened.getSync(keyOf(i))?.toString()).toBe(valueOf(i, 7));
+    await reopened.close();
+  });
+
+  it('close puts its flagged image in place only once the WAL sync has returned', async () => {
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    class HeldWalSync extends MemFileSystem {
+      override createWritable(path: string): WritableFile {
+        const file = super.createWritable(path);
+        if (!path.endsWith('.log')) return file;
+        return Object.assign(Object.create(file) as WritableFile, {
+          syncAsync: (): Promise<void> => held.then(() => file.syncAsync()),
+        });
+      }
+    }
+    const fs = new HeldWalSync();
+    const db = await DB.open(DIR, { ...OPTIONS, fs });
+    for (let i = 0; i < 300; i++) db.putSync(keyOf(i), valueOf(i, 0));
+    const closing = db.close();
+    for (let i = 0; i < 5; i++) await nextTurn();
+    expect(fs.exists(IMAGE)).toBe(false); // written to MEMTABLE.tmp, waiting for the sync
+    release();
+    await closing;
+    const image = decodeMemTableImage(fs.readFile(IMAGE));
+    if (typeof image === 'string') throw new Error(image);
+    expect(image.map((p) => p.walsSynced)).toEqual([true]);
   });
 
   it('a close whose WAL sync fails leaves an image without the flag (logged), and the next open syncs the WAL', async () => {
