@@ -1236,8 +1236,8 @@ export class DBImpl {
     // The live WAL is synced meanwhile, on the thread pool: every write is then durable once close
     // returns, and the image says so, which spares the next open that fdatasync (#recover). Older
     // live WALs were synced when writes moved past them (#makeRoomForWrite), at the open, or by
-    // the close before it (its flagged image spared the open). The
-    // image claiming it is written while the sync runs, and put in place only once it succeeded.
+    // the close before it (its flagged image spared the open). The image claiming it is written
+    // while the sync runs, and put in place only once the sync succeeded.
     const syncing = this.#syncLogAtClose();
     const stopping = this.#bg.close();
     const logNumber = this.#versions.logNumber;
@@ -1263,7 +1263,8 @@ export class DBImpl {
 
   /**
    * Close: fdatasyncs the live WAL on the thread pool, if it holds unsynced writes. True once
-   * every live WAL is durable; a failure is logged, not thrown (the next open syncs the WAL again).
+   * every live WAL is durable; a failure is logged, not thrown, and the image then claims nothing
+   * (README says close's promise does not hold then).
    */
   async #syncLogAtClose(): Promise<boolean> {
     const log = this.#log;
