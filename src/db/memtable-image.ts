@@ -34,9 +34,9 @@
  *   masked CRC-32C of everything before u32
  *
  * Flags: bit 0 (WALS_SYNCED), every WAL the image names was durable through the length it names
- * (fdatasynced) before the image was put in place (renamed to MEMTABLE). An open that uses such an image need not fdatasync
- * those WALs again before their writes become readable (db-impl.ts, #recover): close synced them.
- * Other bits are reserved (an image with one set is ignored).
+ * (fdatasynced) before the image was put in place (renamed to MEMTABLE). An open that uses such
+ * an image need not fdatasync those WALs again before their writes become readable (db-impl.ts,
+ * #recover): close synced them. Other bits are reserved (an image with one set is ignored).
  *
  * The node layout is an in-memory format: FORMAT_VERSION changes whenever it does, and an image
  * of another version is ignored. The skiplist's int32 words are written as the machine holds
