@@ -205,6 +205,18 @@ class WalSyncs extends MemFileSystem {
   }
 }
 
+/** A copy of `fs`'s database directory, as it is now, in a WalSyncs (`image`, if given, in place of MEMTABLE). */
+function countingCopy(fs: MemFileSystem, image?: Uint8Array): WalSyncs {
+  const copy = new WalSyncs();
+  copy.mkdir(DIR);
+  for (const name of fs.list(DIR)) {
+    const file = copy.createWritable(`${DIR}/${name}`);
+    file.append(name === MEMTABLE_IMAGE_FILE && image !== undefined ? image : fs.readFile(`${DIR}/${name}`));
+    file.close();
+  }
+  return copy;
+}
+
 /** `bytes` with its trailing masked CRC-32C made right again: a writer that wrote exactly these bytes. */
 function resealed(bytes: Uint8Array): Uint8Array {
   const out = Uint8Array.from(bytes);
@@ -397,13 +409,7 @@ describe('memtable image: the database', () => {
     const seen = await contents(afterCrash);
     expect('entries' in seen && seen.entries).toEqual([...model].sort(([a], [b]) => (a < b ? -1 : 1)));
 
-    const counted = new WalSyncs();
-    counted.mkdir(DIR);
-    for (const name of fs.list(DIR)) {
-      const file = counted.createWritable(`${DIR}/${name}`);
-      file.append(fs.readFile(`${DIR}/${name}`));
-      file.close();
-    }
+    const counted = countingCopy(fs);
     const db = await DB.open(DIR, { ...OPTIONS, fs: counted });
     expect(log(counted)).toMatch(/1 read from the memtable image/);
     expect(counted.walSyncs).toBe(0);
@@ -412,13 +418,7 @@ describe('memtable image: the database', () => {
     // The same image without the flag (a close whose sync failed): the open syncs the WAL itself.
     const unflagged = Uint8Array.from(fs.readFile(IMAGE));
     putFixed32(unflagged, 16, 0);
-    const again = new WalSyncs();
-    again.mkdir(DIR);
-    for (const name of fs.list(DIR)) {
-      const file = again.createWritable(`${DIR}/${name}`);
-      file.append(name === MEMTABLE_IMAGE_FILE ? resealed(unflagged) : fs.readFile(`${DIR}/${name}`));
-      file.close();
-    }
+    const again = countingCopy(fs, resealed(unflagged));
     const db2 = await DB.open(DIR, { ...OPTIONS, fs: again });
     expect(log(again)).toMatch(/1 read from the memtable image/);
     expect(again.walSyncs).toBe(1);
@@ -431,13 +431,7 @@ describe('memtable image: the database', () => {
     const db = await DB.open(DIR, { ...OPTIONS, fs });
     for (let i = 0; i < 50; i++) db.putSync(keyOf(i), valueOf(i, 7)); // a new WAL, not synced
     // As a process killed now leaves it: the image's memtable not flushed yet, both WALs live.
-    const killed = new WalSyncs();
-    killed.mkdir(DIR);
-    for (const name of fs.list(DIR)) {
-      const file = killed.createWritable(`${DIR}/${name}`);
-      file.append(fs.readFile(`${DIR}/${name}`));
-      file.close();
-    }
+    const killed = countingCopy(fs);
     await db.close();
     const reopened = await DB.open(DIR, { ...OPTIONS, fs: killed });
     expect(log(killed)).toMatch(/1 WAL\(s\) replayed, 1 read from the memtable image/);
@@ -482,13 +476,7 @@ describe('memtable image: the database', () => {
     const image = decodeMemTableImage(inner.readFile(IMAGE));
     if (typeof image === 'string') throw new Error(image);
     expect(image.map((p) => p.walsSynced)).toEqual([false]);
-    const again = new WalSyncs();
-    again.mkdir(DIR);
-    for (const name of inner.list(DIR)) {
-      const file = again.createWritable(`${DIR}/${name}`);
-      file.append(inner.readFile(`${DIR}/${name}`));
-      file.close();
-    }
+    const again = countingCopy(inner);
     const reopened = await DB.open(DIR, { ...OPTIONS, fs: again });
     expect(log(again)).toMatch(/1 read from the memtable image/);
     expect(again.walSyncs).toBe(1);
