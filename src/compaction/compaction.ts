@@ -143,11 +143,14 @@ export function runCompaction(fs: FileSystem, task: CompactionTask, stop?: StopF
 }
 
 /**
- * How a merge makes its output tables durable: `'inline'` an fdatasync of each as it is finished
- * (on the database's thread, which must not wait on promises), `'background'` on libuv's thread
- * pool while the next is written (on a worker; MergeOutputs).
+ * How a merge is run, and so what it may wait for. `'inline'`: to the end without waiting on a
+ * promise (runSteps, on the database's thread), so each output table is fdatasynced as it is
+ * finished. `'yielding'`: by runStepsYielding (a worker's), which waits between steps and answers
+ * from the promise chain the steps end in, so a finished table's fdatasync runs on libuv's thread
+ * pool while the next is written, and an abandoned merge closes its removed outputs after it has
+ * answered (MergeOutputs).
  */
-export type OutputSyncs = 'inline' | 'background';
+export type MergeRun = 'inline' | 'yielding';
 
 /** Background fdatasyncs a merge lets run at once: one table's, while it writes the next. */
 const MAX_BACKGROUND_SYNCS = 1;
@@ -156,7 +159,7 @@ const MAX_BACKGROUND_SYNCS = 1;
  * The output tables of one merge, opened in turn from the task's reserved numbers. `finish`
  * completes the open one (last blocks, filters, fdatasync); `abandon` drops them all.
  *
- * With syncs `'background'` (a merge on a worker, which can wait without blocking) a finished
+ * Run `'yielding'` (a merge on a worker, which can wait without blocking) a finished
  * table's fdatasync runs on libuv's thread pool while the merge writes the next table, and
  * `syncsDone` waits for them all: the merge answers only once every output is durable. On
  * 1,000,000 batched overwrites the worker spent 7% of its time in those fdatasyncs. Between
@@ -179,16 +182,16 @@ class MergeOutputs {
   readonly #fs: FileSystem;
   readonly #task: CompactionTask;
   readonly #stop: StopFlag | undefined;
-  readonly #syncMode: OutputSyncs;
+  readonly #run: MergeRun;
   /** Background fdatasyncs, oldest first (each closes its file when done); they never reject: a failure goes to #syncError. */
   readonly #syncs: Promise<void>[] = [];
   #syncError: unknown = null;
 
-  constructor(fs: FileSystem, task: CompactionTask, stop: StopFlag | undefined, syncs: OutputSyncs) {
+  constructor(fs: FileSystem, task: CompactionTask, stop: StopFlag | undefined, run: MergeRun) {
     this.#fs = fs;
     this.#task = task;
     this.#stop = stop;
-    this.#syncMode = syncs;
+    this.#run = run;
   }
 
   /**
@@ -255,7 +258,7 @@ class MergeOutputs {
     if (isStopped(this.#stop)) throw new JobAbandoned();
     const b = this.builder!;
     b.finish();
-    if (this.#syncMode === 'background') {
+    if (this.#run === 'yielding') {
       this.#syncInBackground(this.#file!);
     } else {
       this.#file!.sync();
@@ -421,10 +424,10 @@ const afterAnswer = (close: () => void): void => void setImmediate(close);
 const INPUT_OPTIONS: TableIteratorOptions = { maxReadahead: MERGE_MAX_WINDOW };
 
 /** `runCompaction` as steps (job-steps.ts): it yields every STEP_ENTRIES input entries. */
-export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag, syncs: OutputSyncs = 'inline'): JobSteps<CompactionOutcome> {
+export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: StopFlag, run: MergeRun = 'inline'): JobSteps<CompactionOutcome> {
   const tables = new TableCache(fs, task.dir, { capacity: 1000, verifyChecksums: task.verifyChecksums });
   const children: InternalIterator[] = [];
-  const outputs = new MergeOutputs(fs, task, stop, syncs);
+  const outputs = new MergeOutputs(fs, task, stop, run);
   try {
     let bytesRead = 0;
     for (const f of task.upper) bytesRead += f.fileSize;
@@ -468,7 +471,7 @@ export function* compactionSteps(fs: FileSystem, task: CompactionTask, stop?: St
     const synced = outputs.syncsDone();
     if (synced !== undefined) yield synced;
     // A merge a closing database stopped answers before its outputs' blocks are freed (MergeOutputs).
-    outputs.abandon(err instanceof JobAbandoned && syncs === 'background' ? afterAnswer : undefined);
+    outputs.abandon(err instanceof JobAbandoned && run === 'yielding' ? afterAnswer : undefined);
     throw err;
   } finally {
     tables.close();

@@ -13,7 +13,7 @@ import { TableBuilder } from '../sstable/table-builder.js';
 import { ioError } from '../errors.js';
 import { tableFileName } from '../version/filenames.js';
 import type { FileMetaData } from '../version/version-edit.js';
-import { compactionSteps, type CompactionOutcome, type CompactionTask, type OutputSyncs } from './compaction.js';
+import { compactionSteps, type CompactionOutcome, type CompactionTask, type MergeRun } from './compaction.js';
 import { runSteps, runStepsYielding, STEP_ENTRIES, type JobSteps } from './job-steps.js';
 import { policyFromSpec, type FilterChoice } from './policy-spec.js';
 import { isStopped, JobAbandoned, STOP_CHECK_INTERVAL, type StopFlag } from './stop-flag.js';
@@ -131,11 +131,11 @@ export function executeJob(fs: FileSystem, job: Job, stop?: StopFlag): JobResult
  * worker's event loop) every STEP_ENTRIES entries (job-steps.ts says why).
  */
 export function executeJobYielding(fs: FileSystem, job: Job, stop?: StopFlag, between?: () => Promise<void>): Promise<JobResult> {
-  return runStepsYielding(jobSteps(fs, job, stop, 'background'), between);
+  return runStepsYielding(jobSteps(fs, job, stop, 'yielding'), between);
 }
 
-/** `syncs`: how a merge syncs its tables ('background' only for a job run yielding; compaction.ts OutputSyncs). */
-function* jobSteps(fs: FileSystem, job: Job, stop?: StopFlag, syncs: OutputSyncs = 'inline'): JobSteps<JobResult> {
+/** `run`: how the steps will be run ('yielding' only by runStepsYielding; compaction.ts MergeRun). */
+function* jobSteps(fs: FileSystem, job: Job, stop?: StopFlag, run: MergeRun = 'inline'): JobSteps<JobResult> {
   if (isStopped(stop)) return { kind: 'abandoned' };
   try {
     if (job.kind === 'flush') {
@@ -147,7 +147,7 @@ function* jobSteps(fs: FileSystem, job: Job, stop?: StopFlag, syncs: OutputSyncs
       filterPolicy: policyFromSpec(job.shape.filter),
       tableFilterPolicy: policyFromSpec(job.shape.tableFilter ?? job.shape.filter),
     };
-    return { kind: 'compact', outcome: yield* compactionSteps(fs, task, stop, syncs) };
+    return { kind: 'compact', outcome: yield* compactionSteps(fs, task, stop, run) };
   } catch (err) {
     if (err instanceof JobAbandoned) return { kind: 'abandoned' };
     throw err;

@@ -1,7 +1,7 @@
 /**
- * A merge run yielding (on a worker) syncs each finished output table in the background while it
- * writes the next (MergeOutputs, syncs 'background'). It must give the same tables as a merge that syncs
- * each one in turn, answer only once every fdatasync has returned, and fail — its outputs removed —
+ * A merge run yielding (on a worker; MergeRun 'yielding') syncs each finished output table in the
+ * background while it writes the next (MergeOutputs). It must give the same tables as a merge that
+ * syncs each one in turn, answer only once every fdatasync has returned, and fail — its outputs removed —
  * when one of them fails. A merge a closing database stops on a worker unlinks its outputs while
  * it holds each open, and lets go of them only after it has answered (on ext4 the blocks of a
  * synced table are freed at its last close, milliseconds each).
@@ -125,7 +125,7 @@ describe('a merge that syncs its outputs in the background', () => {
     const plain = new MemFileSystem();
     const expected = runCompaction(plain, setUp(plain));
     const fs = new SlowSyncs();
-    const outcome = await runStepsYielding(compactionSteps(fs, setUp(fs), undefined, 'background'));
+    const outcome = await runStepsYielding(compactionSteps(fs, setUp(fs), undefined, 'yielding'));
     expect(outcome.outputs.length).toBeGreaterThan(3);
     expect(fs.started).toBe(outcome.outputs.length);
     expect(fs.finished).toBe(outcome.outputs.length);
@@ -138,7 +138,7 @@ describe('a merge that syncs its outputs in the background', () => {
     const fs = new FaultyFileSystem(inner);
     const task = setUp(fs);
     fs.inject({ ops: ['syncAsync'], after: 2 });
-    await expect(runStepsYielding(compactionSteps(fs, task, undefined, 'background'))).rejects.toThrow(/sync failed: EIO/);
+    await expect(runStepsYielding(compactionSteps(fs, task, undefined, 'yielding'))).rejects.toThrow(/sync failed: EIO/);
     expect(inner.started).toBeGreaterThanOrEqual(2);
     expect(inner.finished).toBe(inner.started);
     expect(fs.list(DIR).sort()).toEqual(['000001.ldb', '000002.ldb']);
@@ -153,7 +153,7 @@ describe('a merge that syncs its outputs in the background', () => {
   it('closes every output once, after its fdatasync', async () => {
     const fs = new FileEvents();
     const task = setUp(fs);
-    const outcome = await runStepsYielding(compactionSteps(fs, task, undefined, 'background'));
+    const outcome = await runStepsYielding(compactionSteps(fs, task, undefined, 'yielding'));
     const outputs = fs.of('create').filter(isOutput);
     expect(outputs.length).toBe(outcome.outputs.length);
     expect(fs.of('close').filter(isOutput).sort()).toEqual([...outputs].sort());
@@ -170,7 +170,7 @@ describe('a merge that syncs its outputs in the background', () => {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (++steps === 2) setStopFlag(stop);
     };
-    await expect(runStepsYielding(compactionSteps(fs, task, stop, 'background'), between)).rejects.toBeInstanceOf(JobAbandoned);
+    await expect(runStepsYielding(compactionSteps(fs, task, stop, 'yielding'), between)).rejects.toBeInstanceOf(JobAbandoned);
     const created = fs.of('create').filter(isOutput);
     const finished = fs.of('sync').filter(isOutput);
     expect(finished.length).toBeGreaterThan(1); // finished (synced) outputs, besides the open one
