@@ -295,6 +295,11 @@ export class BackgroundWork {
     while (this.#flushing) await this.whenProgress();
   }
 
+  /** Starts the flush worker now if it has not started (WorkerRunner.prestart): writes have begun. */
+  prestart(): void {
+    if (!this.#closing) this.#flushRunner.prestart();
+  }
+
   /**
    * Installs the flushes and merges that have finished, without waiting: called from the write
    * and read paths, so a thread that never yields to the event loop (a loop of sync calls, or

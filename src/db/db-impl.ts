@@ -947,6 +947,8 @@ export class DBImpl {
     if (this.stats.bytesWritten - this.#polledAtBytes >= POLL_BYTES) {
       this.#polledAtBytes = this.stats.bytesWritten;
       this.#bg.pollSync();
+      // Writes have begun: the flush worker starts now, not when the first flush needs it.
+      this.#bg.prestart();
     }
     if (!this.#roomNeeded(force)) return;
     const stalls = this.stats.stalls;

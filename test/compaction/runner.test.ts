@@ -126,6 +126,46 @@ describe('background runners', () => {
     expect(await exited).toBe(0);
   });
 
+  it('prestart starts the worker once, without a job; the first job then goes to it; after close it starts none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+    dirs.push(dir);
+    const workers: Worker[] = [];
+    const runner = new WorkerRunner({ startWorker: (port) => workers[workers.push(startJobWorker(port)) - 1]! });
+    runner.prestart();
+    runner.prestart();
+    expect(workers).toHaveLength(1);
+    expect(runner.pending).toBe(0);
+    await new Promise<void>((resolve) => workers[0]!.once('online', () => resolve()));
+    const result = await run(runner, { kind: 'flush', dir, number: 3, entries: memtable(300).exportState(), shape });
+    expect(result.kind).toBe('flush');
+    expect(workers).toHaveLength(1); // the job ran on the worker prestart started
+    const exited = new Promise<number>((resolve) => workers[0]!.once('exit', resolve));
+    await runner.close();
+    expect(await exited).toBe(0);
+    runner.prestart();
+    expect(workers).toHaveLength(1);
+  });
+
+  it('a runner closed while the worker prestart began is still starting: the worker ends by itself', async () => {
+    const workers: Worker[] = [];
+    const runner = new WorkerRunner({ startWorker: (port) => workers[workers.push(startJobWorker(port)) - 1]! });
+    runner.prestart();
+    const exited = new Promise<number>((resolve) => workers[0]!.once('exit', resolve));
+    await runner.close(); // at once: the worker has not said it is ready
+    expect(await exited).toBe(0);
+  });
+
+  it('prestart on the inline runner does nothing (jobs run on this thread)', async () => {
+    const fs = new MemFileSystem();
+    fs.mkdir('/d');
+    const runner = new InlineRunner(fs);
+    runner.prestart();
+    expect(runner.pending).toBe(0);
+    const result = await run(runner, { kind: 'flush', dir: '/d', number: 4, entries: memtable(50), shape });
+    expect(result.kind).toBe('flush');
+    await runner.close();
+  });
+
   it('a worker error comes back as the same typed error', async () => {
     const runner = new WorkerRunner();
     const err = await run(runner, { kind: 'flush', dir: '/nonexistent/dir', number: 1, entries: memtable(3).exportState(), shape }).catch((e) => e);
