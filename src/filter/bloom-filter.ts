@@ -25,14 +25,14 @@
  * | 8      | 4     | seed (uint32)                                               |
  * | 12     | 4     | m / 64, number of 64-bit words, 1..2^26                     |
  * | 16     | m / 8 | the bit array                                               |
- * | end−4  | 4     | crc32c (unmasked, @node-rs/crc32) of every preceding byte   |
+ * | end−4  | 4     | crc32c (unmasked) of every preceding byte                   |
  *
  * `deserialize` checks magic, version, fields, the exact length and the checksum before it
  * allocates, and reports any mismatch as SieveError CORRUPTION with the offset at fault.
  *
  * Not thread-safe: one filter belongs to one thread (share it by serializing).
  */
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from '../format/crc32c.js';
 import { corruption, invalidArgument } from '../errors.js';
 import { badKey, encodeUtf8ToScratch, utf8Scratch } from './key-bytes.js';
 import { murmur3_x64_128Into } from './murmur3.js';

@@ -21,11 +21,11 @@
  * | 5      | 1    | precision p, 4..18                                 |
  * | 6      | 2    | reserved, 0                                        |
  * | 8      | 2^p  | registers, one byte each, each 0..65 − p           |
- * | end−4  | 4    | crc32c (unmasked, @node-rs/crc32) of every preceding byte |
+ * | end−4  | 4    | crc32c (unmasked) of every preceding byte          |
  *
  * Not thread-safe: one sketch belongs to one thread (share it by serializing).
  */
-import { crc32c } from '@node-rs/crc32';
+import { crc32c } from '../format/crc32c.js';
 import { corruption, invalidArgument } from '../errors.js';
 import { badKey, encodeUtf8ToScratch, utf8Scratch } from './key-bytes.js';
 import { murmur3_x64_128Into } from './murmur3.js';

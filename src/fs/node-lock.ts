@@ -43,7 +43,7 @@
  */
 import process from 'node:process';
 import * as fs from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { threadId } from 'node:worker_threads';
 import { ErrorCode, ioError, SieveError } from '../errors.js';
 import type { FileLock } from './file-system.js';
@@ -235,6 +235,13 @@ function removeStale(pidPath: string, judged: LockFileSnapshot, token: string): 
 function lockedError(path: string, who: string): SieveError {
   return new SieveError(ErrorCode.LOCKED, `the database is already open: its lock is held by ${who}`, { file: path });
 }
+
+/**
+ * node:crypto's randomBytes, loaded at the first lock: this module is imported by every thread
+ * using the real file system, worker threads that take no lock among them, and loading
+ * node:crypto took 9 ms of a worker's start-up (compaction/runner.ts).
+ */
+const randomBytes = (n: number): Buffer => (createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).randomBytes(n);
 
 /** Takes the lock `path` (LevelDB's LOCK name) for this database: see the file header. */
 export function lockDirectory(path: string): FileLock {

@@ -26,7 +26,6 @@
  * CORRUPTION naming the file and the block's offset.
  */
 import { Buffer } from 'node:buffer';
-import { compressSync as lz4CompressSync, uncompressSync as lz4UncompressSync } from 'lz4-napi';
 import { createRequire } from 'node:module';
 import { corruption, notSupported } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
@@ -34,6 +33,19 @@ import { getFixed32, putFixed32 } from '../format/coding.js';
 import { putVarint32, varint32Length } from '../format/varint.js';
 import { lz4Compress } from './lz4-wasm-encoder.js';
 import { LOOKUP_OUTPUT_START, type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
+
+type Lz4Napi = Pick<typeof import('lz4-napi'), 'compressSync' | 'uncompressSync'>;
+let lz4NapiCodec: Lz4Napi | undefined;
+
+/**
+ * The `lz4-napi` addon, loaded on first use: only blocks over 64 KiB (compression) or
+ * WASM_MAX_BYTES (decompression), or a Node without WebAssembly, need it. Imported at start-up it
+ * cost every process, and every worker thread at its start, 20 ms (its loader, and the ES module
+ * loader's parse of it), and a worker's start-up delays the first flush (compaction/runner.ts).
+ */
+function lz4Napi(): Lz4Napi {
+  return (lz4NapiCodec ??= createRequire(import.meta.url)('lz4-napi') as Lz4Napi);
+}
 
 type Snappy = Pick<typeof import('snappy'), 'compressSync' | 'uncompressSync'>;
 let snappyCodec: Snappy | undefined;
@@ -135,7 +147,7 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
         putVarint32(framed, 0, size);
         return framed;
       }
-      const out = lz4CompressSync(asBuffer(raw));
+      const out = lz4Napi().compressSync(asBuffer(raw));
       if (out.length < 4 || getFixed32(out, 0) !== size) {
         throw new Error('lz4-napi compressSync no longer prefixes the raw block with its length');
       }
@@ -332,7 +344,7 @@ function decodeLz4InWasm(
 function checkedLz4Napi(framed: Buffer, declared: number, file: string | undefined, offset: number | undefined): Uint8Array {
   let out: Buffer;
   try {
-    out = lz4UncompressSync(framed);
+    out = lz4Napi().uncompressSync(framed);
   } catch (cause) {
     throw corruption('corrupted lz4 compressed block contents', { file, offset, cause });
   }
