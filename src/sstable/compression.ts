@@ -34,43 +34,57 @@ import { putVarint32, varint32Length } from '../format/varint.js';
 import { lz4Compress } from './lz4-wasm-encoder.js';
 import { LOOKUP_OUTPUT_START, type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
 
-type Lz4Napi = Pick<typeof import('lz4-napi'), 'compressSync' | 'uncompressSync'>;
-let lz4NapiCodec: Lz4Napi | undefined;
+/** A native addon loaded at its first use; NOT_SUPPORTED if it cannot be (its binary missing for this platform). */
+class LazyAddon<T> {
+  #codec: T | undefined;
 
+  constructor(
+    /** What needs it, for the error: that says nothing about the block's bytes. */
+    private readonly what: string,
+    private readonly name: string,
+    private load: () => T,
+  ) {}
+
+  get(file?: string, offset?: number): T {
+    if (this.#codec !== undefined) return this.#codec;
+    try {
+      this.#codec = this.load();
+    } catch (cause) {
+      throw notSupported(`${this.what}: the ${this.name} addon could not be loaded`, { file, offset, cause });
+    }
+    return this.#codec;
+  }
+
+  /** Tests: replaces how the addon is loaded (and forgets one loaded); returns the previous loader. */
+  replaceLoader(load: () => T): () => T {
+    const previous = this.load;
+    this.load = load;
+    this.#codec = undefined;
+    return previous;
+  }
+}
+
+type Snappy = Pick<typeof import('snappy'), 'compressSync' | 'uncompressSync'>;
+/** The `snappy` addon, loaded at the first snappy block (see the file comment). */
+const snappy = new LazyAddon('snappy compression', 'snappy', () => createRequire(import.meta.url)('snappy') as Snappy);
+
+type Lz4Napi = Pick<typeof import('lz4-napi'), 'compressSync' | 'uncompressSync'>;
 /**
  * The `lz4-napi` addon, loaded on first use: only blocks over 64 KiB (compression) or
  * WASM_MAX_BYTES (decompression), or a Node without WebAssembly, need it. Imported at start-up it
  * cost every process, and every worker thread at its start, 20 ms (its loader, and the ES module
  * loader's parse of it), and a worker's start-up delays the first flush (compaction/runner.ts).
  */
-function lz4Napi(): Lz4Napi {
-  return (lz4NapiCodec ??= createRequire(import.meta.url)('lz4-napi') as Lz4Napi);
-}
+const lz4Napi = new LazyAddon('lz4 blocks over 64 KiB', 'lz4-napi', () => createRequire(import.meta.url)('lz4-napi') as Lz4Napi);
 
-type Snappy = Pick<typeof import('snappy'), 'compressSync' | 'uncompressSync'>;
-let snappyCodec: Snappy | undefined;
-let loadSnappy = (): Snappy => createRequire(import.meta.url)('snappy') as Snappy;
-
-/**
- * The `snappy` addon, loaded on first use (see the file comment). NOT_SUPPORTED if it cannot be
- * loaded (its binary missing for this platform): that says nothing about the block's bytes.
- */
-function snappy(file?: string, offset?: number): Snappy {
-  if (snappyCodec !== undefined) return snappyCodec;
-  try {
-    snappyCodec = loadSnappy();
-  } catch (cause) {
-    throw notSupported('snappy compression: the snappy addon could not be loaded', { file, offset, cause });
-  }
-  return snappyCodec;
-}
-
-/** @internal Tests: replaces how the addon is loaded (and forgets one loaded); returns the previous loader. */
+/** @internal Tests: replaces how the snappy addon is loaded (and forgets one loaded); returns the previous loader. */
 export function setSnappyLoaderForTests(loader: () => Snappy): () => Snappy {
-  const previous = loadSnappy;
-  loadSnappy = loader;
-  snappyCodec = undefined;
-  return previous;
+  return snappy.replaceLoader(loader);
+}
+
+/** @internal Tests: replaces how the lz4-napi addon is loaded (and forgets one loaded); returns the previous loader. */
+export function setLz4NapiLoaderForTests(loader: () => Lz4Napi): () => Lz4Napi {
+  return lz4Napi.replaceLoader(loader);
 }
 
 /** Persisted: the compression type byte of block trailers. Never renumber. */
@@ -138,7 +152,7 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
     case CompressionType.NONE:
       return raw;
     case CompressionType.SNAPPY:
-      return snappy().compressSync(raw);
+      return snappy.get().compressSync(raw);
     case CompressionType.LZ4: {
       const size = raw.length;
       const headerLen = varint32Length(size);
@@ -147,7 +161,7 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
         putVarint32(framed, 0, size);
         return framed;
       }
-      const out = lz4Napi().compressSync(asBuffer(raw));
+      const out = lz4Napi.get().compressSync(asBuffer(raw));
       if (out.length < 4 || getFixed32(out, 0) !== size) {
         throw new Error('lz4-napi compressSync no longer prefixes the raw block with its length');
       }
@@ -183,7 +197,7 @@ export function decompressBlock(
       return bytes;
     case CompressionType.SNAPPY: {
       const declared = readDeclaredSize(bytes, 0, bytes.length, 'snappy', file, offset, maxSize, SNAPPY_MAX_RATIO * bytes.length);
-      const codec = snappy(file, offset);
+      const codec = snappy.get(file, offset);
       let out: Buffer;
       try {
         out = codec.uncompressSync(bytes, { asBuffer: true }) as Buffer;
@@ -342,9 +356,10 @@ function decodeLz4InWasm(
 
 /** lz4-napi's decoding of `framed` (4-byte length, raw block), checked to give `declared` bytes. */
 function checkedLz4Napi(framed: Buffer, declared: number, file: string | undefined, offset: number | undefined): Uint8Array {
+  const codec = lz4Napi.get(file, offset); // outside the try: a missing addon is no damage
   let out: Buffer;
   try {
-    out = lz4Napi().uncompressSync(framed);
+    out = codec.uncompressSync(framed);
   } catch (cause) {
     throw corruption('corrupted lz4 compressed block contents', { file, offset, cause });
   }

@@ -10,6 +10,7 @@ import {
   decompressBlockInScratch,
   decompressForLookup,
   lookupLength,
+  setLz4NapiLoaderForTests,
   setSnappyLoaderForTests,
 } from '../../src/sstable/compression.js';
 
@@ -185,26 +186,52 @@ describe('decompression for a point lookup (decompressForLookup)', () => {
   });
 });
 
-describe('the snappy addon that cannot be loaded', () => {
-  it('is NOT_SUPPORTED, not CORRUPTION: the block may be whole', () => {
-    const stored = compressBlock(CompressionType.SNAPPY, new TextEncoder().encode('sievekv '.repeat(40)));
-    const previous = setSnappyLoaderForTests(() => {
-      throw new Error('Cannot find module snappy-linux-x64-gnu');
-    });
-    try {
-      for (const attempt of [() => decompressBlock(CompressionType.SNAPPY, stored, '000007.ldb', 4096), () => compressBlock(CompressionType.SNAPPY, new Uint8Array(10))]) {
-        let thrown: unknown;
-        try {
-          attempt();
-        } catch (err) {
-          thrown = err;
+describe('an addon that cannot be loaded', () => {
+  const failing = (name: string) => (): never => {
+    throw new Error(`Cannot find module ${name}-linux-x64-gnu`);
+  };
+  // lz4-napi serves only blocks too large for the WebAssembly codecs: over 64 KiB to compress,
+  // over WASM_MAX_BYTES (1 MiB) to decode.
+  const cases = [
+    {
+      name: 'snappy',
+      type: CompressionType.SNAPPY,
+      contents: new TextEncoder().encode('sievekv '.repeat(40)),
+      breakLoader: (): (() => void) => {
+        const previous = setSnappyLoaderForTests(failing('snappy'));
+        return () => void setSnappyLoaderForTests(previous);
+      },
+    },
+    {
+      name: 'lz4-napi',
+      type: CompressionType.LZ4,
+      contents: new TextEncoder().encode('sievekv '.repeat(160 * 1024)), // 1.25 MiB
+      breakLoader: (): (() => void) => {
+        const previous = setLz4NapiLoaderForTests(failing('lz4-napi'));
+        return () => void setLz4NapiLoaderForTests(previous);
+      },
+    },
+  ];
+  for (const { name, type, contents, breakLoader } of cases) {
+    it(`${name}: NOT_SUPPORTED, not CORRUPTION (the block may be whole), and loaded once it can be`, () => {
+      const stored = compressBlock(type, contents);
+      const restore = breakLoader();
+      try {
+        for (const attempt of [() => decompressBlock(type, stored, '000007.ldb', 4096), () => compressBlock(type, contents)]) {
+          let thrown: unknown;
+          try {
+            attempt();
+          } catch (err) {
+            thrown = err;
+          }
+          expect(isSieveError(thrown, 'NOT_SUPPORTED')).toBe(true);
+          expect(String((thrown as Error).message)).toContain(`the ${name} addon could not be loaded`);
         }
-        expect(isSieveError(thrown, 'NOT_SUPPORTED')).toBe(true);
-        expect(String((thrown as Error).message)).toMatch(/snappy addon could not be loaded/);
+      } finally {
+        restore();
       }
-    } finally {
-      setSnappyLoaderForTests(previous);
-    }
-    expect(new TextDecoder().decode(decompressBlock(CompressionType.SNAPPY, stored))).toBe('sievekv '.repeat(40));
-  });
+      expect(Buffer.from(decompressBlock(type, stored)).equals(Buffer.from(contents))).toBe(true);
+    });
+  }
 });
+
