@@ -10,5 +10,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores: keep test files from fighting over them.
     maxWorkers: 2,
+    // Each test file in a child process of its own (vitest 4's default, pinned): tests that count
+    // the process's threads (test/db/worker-prestart.test.ts) see their own alone.
+    pool: 'forks',
+    isolate: true,
   },
 });

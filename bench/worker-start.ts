@@ -6,10 +6,19 @@
  *
  *   npm run build && node dist/bench/worker-start.js [starts=5]
  */
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import { startJobWorker } from '../src/compaction/runner.js';
 
 const starts = Number(process.argv[2] ?? 5);
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: new URL('../..', import.meta.url), encoding: 'utf8' }).trim();
+} catch {
+  // not a checkout
+}
+console.log(`bench/worker-start: node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown'}, load ${loadavg()[0]!.toFixed(2)}, commit ${commit}`);
 for (let i = 0; i < starts; i++) {
   const { port1, port2 } = new MessageChannel();
   const began = performance.now();

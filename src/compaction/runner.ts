@@ -31,7 +31,7 @@ import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJob, type Job, type JobResult } from './jobs.js';
 import { MemTable } from '../memtable/memtable.js';
 import { deserializeError, type SerializedError } from './job-errors.js';
-import { newStopFlag, setStopFlag, type StopFlag } from './stop-flag.js';
+import { isStopped, newStopFlag, setStopFlag, type StopFlag } from './stop-flag.js';
 
 export type JobCallback = (err: unknown, result?: JobResult) => void;
 
@@ -246,8 +246,6 @@ export class WorkerRunner implements JobRunner {
   #fallbackReason: string | undefined;
   /** Set by `close`; every job posted carries it. */
   readonly #stop: StopFlag = newStopFlag();
-  /** Set by `close`: `prestart` starts nothing after it. */
-  #closed = false;
 
   constructor(options: WorkerRunnerOptions = {}) {
     this.#name = options.name ?? 'background';
@@ -267,13 +265,14 @@ export class WorkerRunner implements JobRunner {
   }
 
   /**
-   * A worker takes 160-180 ms to start on the development machine (about 220 ms of CPU, mostly
-   * loading its 60 modules), and a job submitted meanwhile waits: a writer whose memtable fills
-   * again in that time waited for the first flush (150-220 ms in bench/db's fillseq). The database
-   * calls this once writes begin, so the start overlaps them.
+   * A worker takes 140-150 ms to start on the development machine (150-170 ms of CPU, mostly
+   * loading its 60 modules; bench/worker-start), and a job submitted meanwhile waits: a writer
+   * whose memtable filled again in that time waited for the first flush (130-220 ms in bench/db's
+   * fills). The database calls this once writes begin, so the start overlaps them. Nothing after
+   * close.
    */
   prestart(): void {
-    if (this.#inline === null && !this.#closed) this.#ensureWorker();
+    if (this.#inline === null && !isStopped(this.#stop)) this.#ensureWorker();
   }
 
   submit(job: Job, done: JobCallback): void {
@@ -454,7 +453,6 @@ export class WorkerRunner implements JobRunner {
 
   async close(): Promise<void> {
     setStopFlag(this.#stop);
-    this.#closed = true;
     // Jobs held for a worker still starting never reach it: abandoned here, in order.
     const held = this.#held;
     this.#held = [];

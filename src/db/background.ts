@@ -295,9 +295,12 @@ export class BackgroundWork {
     while (this.#flushing) await this.whenProgress();
   }
 
-  /** Starts the flush worker now if it has not started (WorkerRunner.prestart): writes have begun. */
+  /**
+   * Starts the flush worker now if it has not started (WorkerRunner.prestart): writes have begun.
+   * With a second worker (backgroundThreads 2), the merges' starts at the first merge.
+   */
   prestart(): void {
-    if (!this.#closing) this.#flushRunner.prestart();
+    this.#flushRunner.prestart();
   }
 
   /**

@@ -484,66 +484,6 @@ describe('memtable image: the database', () => {
     await reopened.close();
   });
 
-  it('a close called as a flush finishes, whose WAL sync fails: the image holds the live memtable only, unflagged, and the next open syncs its WAL', async () => {
-    // The flush's table is synced — its last step, past any look at the stop flag — and close is
-    // called right then: the flush finishes and installs within the close, whose WAL sync fails.
-    // (Inline jobs install before close goes on; a worker's answer can come later, while close
-    // waits for the workers to stop, and close then writes the image again: no test here stages
-    // that order.)
-    let onTableSync: (() => void) | null = null;
-    let failWalSync = false;
-    class Staged extends MemFileSystem {
-      override createWritable(path: string): WritableFile {
-        const file = super.createWritable(path);
-        if (path.endsWith('.ldb')) {
-          return Object.assign(Object.create(file) as WritableFile, {
-            sync: (): void => {
-              file.sync();
-              const hook = onTableSync;
-              onTableSync = null;
-              hook?.();
-            },
-          });
-        }
-        if (path.endsWith('.log')) {
-          return Object.assign(Object.create(file) as WritableFile, {
-            syncAsync: (): Promise<void> => (failWalSync ? Promise.reject(new Error('EIO: injected')) : file.syncAsync()),
-          });
-        }
-        return file;
-      }
-    }
-    const fs = new Staged();
-    const db = await DB.open(DIR, { ...OPTIONS, fs });
-    let closing: Promise<void> | null = null;
-    onTableSync = () => {
-      failWalSync = true;
-      closing = db.close();
-    };
-    let i = 0;
-    while (closing === null) {
-      db.putSync(keyOf(i), valueOf(i, 0));
-      i++;
-      if (i % 500 === 0) await nextTurn(); // the flush's turns
-    }
-    await closing;
-    expect(log(fs)).toMatch(/could not sync the WAL at close/);
-    expect(fs.list(DIR).filter((n) => n.endsWith('.ldb'))).toHaveLength(1); // the flush installed
-    const live = wals(fs).map((n) => Number(n.slice(0, 6)));
-    expect(live).toHaveLength(1); // the flushed memtable's WAL went with the install
-    const image = decodeMemTableImage(fs.readFile(IMAGE));
-    if (typeof image === 'string') throw new Error(image);
-    expect(image.map((p) => p.wals.map((w) => w.number))).toEqual([live]);
-    expect(image.map((p) => p.walsSynced)).toEqual([false]);
-
-    const again = countingCopy(fs);
-    const reopened = await DB.open(DIR, { ...OPTIONS, fs: again });
-    expect(log(again)).toMatch(/0 WAL\(s\) replayed, 1 read from the memtable image/);
-    expect(again.walSyncs).toBe(1); // the image did not say the live WAL was synced
-    for (let k = 0; k < i; k++) expect(reopened.getSync(keyOf(k))?.toString()).toBe(valueOf(k, 0));
-    await reopened.close();
-  });
-
   it('is not used for WALs a later writer moved past (another program flushed them), and goes', async () => {
     const fs = new MemFileSystem();
     await written(300, fs);
