@@ -297,7 +297,7 @@ export class BackgroundWork {
 
   /**
    * Starts the flush worker now if it has not started (WorkerRunner.prestart): writes have begun.
-   * With a second worker (backgroundThreads 2), the merges' starts at the first merge.
+   * With a second worker (backgroundThreads 2), the merges' worker starts at the first merge.
    */
   prestart(): void {
     this.#flushRunner.prestart();

@@ -75,7 +75,7 @@ type Lz4Napi = Pick<typeof import('lz4-napi'), 'compressSync' | 'uncompressSync'
  * cost every process, and every worker thread at its start, 20 ms (its loader, and the ES module
  * loader's parse of it), and a worker's start-up delays the first flush (compaction/runner.ts).
  */
-const lz4Napi = new LazyAddon('lz4 blocks over 64 KiB', 'lz4-napi', () => createRequire(import.meta.url)('lz4-napi') as Lz4Napi);
+const lz4Napi = new LazyAddon('large lz4 blocks (over 64 KiB to compress, over 1 MiB to decode)', 'lz4-napi', () => createRequire(import.meta.url)('lz4-napi') as Lz4Napi);
 
 /** @internal Tests: replaces how the snappy addon is loaded (and forgets one loaded); returns the previous loader. */
 export function setSnappyLoaderForTests(loader: () => Snappy): () => Snappy {
