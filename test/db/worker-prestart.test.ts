@@ -18,31 +18,18 @@ afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
 
 const threads = (): number => readdirSync('/proc/self/task').length;
 
-async function threadsAfter(writeBytes: number): Promise<{ before: number; after: number; level0: number }> {
+/** A database opened in a fresh directory, and the process's threads counted just before the open. */
+async function openCounted(): Promise<{ db: DB; before: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'sievekv-prestart-'));
   dirs.push(dir);
   await stat(dir); // the thread pool exists before the count
   const before = threads();
-  const db = await DB.open(dir, { writeBufferSize: 4 * 1024 * 1024 });
-  const value = Buffer.alloc(100, 7);
-  for (let i = 0; i * 116 < writeBytes; i++) db.putSync(`key-${String(i).padStart(11, '0')}`, value);
-  let after = threads();
-  for (let waited = 0; after <= before && waited < 5000; waited += 50) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    after = threads();
-  }
-  const level0 = Number(db.getProperty('sievekv.num-files-at-level0'));
-  await db.close();
-  return { before, after, level0 };
+  return { db: await DB.open(dir, { writeBufferSize: 4 * 1024 * 1024 }), before };
 }
 
 describe.runIf(existsSync('/proc/self/task'))('the flush worker', () => {
   it('does not start at the open, nor for a few small writes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-prestart-'));
-    dirs.push(dir);
-    await stat(dir);
-    const before = threads();
-    const db = await DB.open(dir);
+    const { db, before } = await openCounted();
     for (let i = 0; i < 100; i++) db.putSync(`key-${i}`, 'small');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(threads()).toBeLessThanOrEqual(before); // no thread started (an earlier test's may have ended)
@@ -50,8 +37,16 @@ describe.runIf(existsSync('/proc/self/task'))('the flush worker', () => {
   });
 
   it('starts once 64 KiB were written, with nothing to flush yet', async () => {
-    const { before, after, level0 } = await threadsAfter(256 * 1024);
-    expect(level0).toBe(0); // every write still in the memtable: no job asked for the worker
+    const { db, before } = await openCounted();
+    const value = Buffer.alloc(100, 7);
+    for (let i = 0; i * 116 < 256 * 1024; i++) db.putSync(`key-${String(i).padStart(11, '0')}`, value);
+    let after = threads();
+    for (let waited = 0; after <= before && waited < 5000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = threads();
+    }
+    expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(0); // every write still in the memtable: no job asked for the worker
+    await db.close();
     expect(after).toBeGreaterThan(before);
   });
 });

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSieveError } from '../../src/errors.js';
 import { isNotFound, readFully } from '../../src/fs/file-system.js';
 import { bytes, fsImplementations, text, type FsSetup } from '../support/fs-implementations.js';
+import { thrownBy } from '../support/error-code.js';
 
 describe.each(fsImplementations)('%s', (_name, make) => {
   let s: FsSetup;
@@ -73,12 +74,7 @@ describe.each(fsImplementations)('%s', (_name, make) => {
   it('reports a missing file as IO_ERROR with ENOENT', () => {
     const missing = join(s.dir, 'nope');
     for (const call of [() => s.fs.readFile(missing), () => s.fs.openReadable(missing), () => s.fs.size(missing)]) {
-      let caught: unknown;
-      try {
-        call();
-      } catch (err) {
-        caught = err;
-      }
+      const caught = thrownBy(call);
       expect(isSieveError(caught, 'IO_ERROR')).toBe(true);
       expect(isNotFound(caught)).toBe(true);
     }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSieveError } from '../../src/errors.js';
 import { putVarint32 } from '../../src/format/varint.js';
+import { thrownBy } from '../support/error-code.js';
 import {
   compressBlock,
   CompressionType,
@@ -218,12 +219,7 @@ describe('an addon that cannot be loaded', () => {
       const restore = breakLoader();
       try {
         for (const attempt of [() => decompressBlock(type, stored, '000007.ldb', 4096), () => compressBlock(type, contents)]) {
-          let thrown: unknown;
-          try {
-            attempt();
-          } catch (err) {
-            thrown = err;
-          }
+          const thrown = thrownBy(attempt);
           expect(isSieveError(thrown, 'NOT_SUPPORTED')).toBe(true);
           expect(String((thrown as Error).message)).toContain(`the ${name} addon could not be loaded`);
         }

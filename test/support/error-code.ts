@@ -10,3 +10,13 @@ export async function codeOf(f: () => unknown): Promise<ErrorCode | 'none'> {
   }
   return 'none';
 }
+
+/** What `f` throws, or undefined if it returns: for assertions on the error itself. */
+export function thrownBy(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
