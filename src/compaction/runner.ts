@@ -49,6 +49,11 @@ export interface JobRunner {
    * for its start-up; nothing otherwise.
    */
   prestart(): void;
+  /**
+   * Runs on this thread, now, the jobs still held for a worker that has not finished starting: for
+   * a caller about to wait for them (a writer stalled on a full memtable). Nothing otherwise.
+   */
+  expedite(): void;
   /** Jobs submitted and not yet done. */
   readonly pending: number;
   /** Abandons every job not yet done (each still gets its `done`), then stops; see the file header. */
@@ -106,6 +111,9 @@ export class InlineRunner implements JobRunner {
 
   /** No worker to start: jobs run on this thread. */
   prestart(): void {}
+
+  /** Nothing is held for a worker: jobs run when the event loop turns, or in waitSync. */
+  expedite(): void {}
 
   /** Jobs queued behind the one running (which, on this thread, has finished) stop before they begin. */
   async close(): Promise<void> {
@@ -275,6 +283,38 @@ export class WorkerRunner implements JobRunner {
     if (this.#inline === null && !isStopped(this.#stop)) this.#ensureWorker();
   }
 
+  /**
+   * A job submitted before the worker is ready is held for it, and a caller that must wait for
+   * the job would wait out the rest of the start-up, then the job. Run here instead, it ends
+   * sooner: the job takes about as long on either thread (a first flush of a 4 MiB memtable,
+   * about 100 ms on the development machine). Safe because a held job was never posted. The worker still starts, for later jobs.
+   * waitSync does this itself; #waitForRoom asks for it (db-impl.ts), since blocking the event
+   * loop for the flush is the lesser cost for a writer that cannot go on without it.
+   */
+  expedite(): void {
+    if (this.#ready || this.#held.length === 0) return;
+    const held = this.#held;
+    this.#held = [];
+    const fs = this.#fs ?? new NodeFileSystem();
+    for (const id of held) {
+      const entry = this.#waiting.get(id);
+      if (entry === undefined || entry.job === null) continue;
+      this.#waiting.delete(id);
+      let result: JobResult;
+      try {
+        result = executeJob(fs, entry.job, this.#stop);
+      } catch (err) {
+        entry.done(err);
+        continue;
+      }
+      entry.done(undefined, result);
+    }
+    if (this.#waiting.size === 0) {
+      this.#worker?.unref();
+      this.#port?.unref();
+    }
+  }
+
   submit(job: Job, done: JobCallback): void {
     if (this.#inline !== null) {
       this.#inline.submit(job, done);
@@ -425,18 +465,20 @@ export class WorkerRunner implements JobRunner {
   }
 
   /**
-   * Blocks (sleeping 1 ms at a time) until every job is done. A worker's failure or exit cannot be
-   * seen while the thread is blocked, so a worker that has not said it is ready by its start-up
-   * deadline is given up (its jobs run inline), and a job that gives no answer for
-   * WAIT_SYNC_LIMIT_MS fails.
+   * Blocks (sleeping 1 ms at a time) until every job is done. Jobs held for a worker still starting
+   * run here (`expedite`): the thread is blocked either way. A worker's failure or exit cannot be
+   * seen while the thread is blocked, so a job that gives no answer for WAIT_SYNC_LIMIT_MS fails.
    */
   waitSync(until?: () => boolean): void {
     const deadline = Date.now() + WAIT_SYNC_LIMIT_MS;
     while (this.#waiting.size > 0) {
       if (until?.() === true) return;
+      if (!this.#ready && this.#held.length > 0) {
+        this.expedite();
+        continue;
+      }
       const m = this.#port === null ? undefined : receiveMessageOnPort(this.#port);
       if (m !== undefined) this.#receive(m.message as WorkerMessage);
-      else if (this.#worker !== null && !this.#ready && performance.now() >= this.#startDeadline) this.#checkStarted();
       else if (this.#worker === null || Date.now() > deadline) this.#failAll(new Error(`the ${this.#name} worker did not answer`));
       else Atomics.wait(sleepCell, 0, 0, 1);
     }

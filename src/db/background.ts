@@ -304,6 +304,14 @@ export class BackgroundWork {
   }
 
   /**
+   * For a writer stalled on a full memtable: the flush it waits for runs on this thread now if it
+   * is still held for a flush worker that has not finished starting (WorkerRunner.expedite).
+   */
+  expediteFlush(): void {
+    this.#flushRunner.expedite();
+  }
+
+  /**
    * Installs the flushes and merges that have finished, without waiting: called from the write
    * and read paths, so a thread that never yields to the event loop (a loop of sync calls, or
    * awaits of promises already resolved) does not leave the workers idle with results unread.

@@ -922,6 +922,7 @@ export class DBImpl {
       } catch {
         // Latched: the write that needed room fails with it.
       }
+      this.#bg.expediteFlush();
       await this.#bg.whenFlushed();
       since = stalls.add('memtableFull', since);
     }

@@ -164,10 +164,38 @@ describe('background runners', () => {
     await runner.close();
   });
 
+  it('expedite runs the jobs held for a worker still starting here, before it returns, on the runner\'s file system; later jobs go to the worker', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+    dirs.push(dir);
+    const local = new MemFileSystem(); // only jobs run on this thread write here
+    local.mkdir(dir);
+    const runner = new WorkerRunner({ fs: local });
+    const seen: number[] = [];
+    for (const number of [1, 2]) runner.submit({ kind: 'flush', dir, number, entries: memtable(300).exportState(), shape }, (err, r) => {
+      expect(err).toBeUndefined();
+      if (r?.kind === 'flush') seen.push(r.file.number);
+    });
+    expect(seen).toEqual([]);
+    runner.expedite();
+    expect(seen).toEqual([1, 2]);
+    expect(runner.pending).toBe(0);
+    expect(countEntries(local, dir, 2, local.size(join(dir, '000002.ldb')))).toBe(300);
+    const real = new NodeFileSystem();
+    expect(real.exists(join(dir, '000002.ldb'))).toBe(false);
+    // The worker was not given up: the next job waits for it and runs there.
+    const result = await run(runner, { kind: 'flush', dir, number: 3, entries: memtable(300).exportState(), shape });
+    expect(result.kind === 'flush' && countEntries(real, dir, 3, result.file.fileSize)).toBe(300);
+    expect(local.exists(join(dir, '000003.ldb'))).toBe(false);
+    runner.expedite(); // nothing held: nothing to do
+    await runner.close();
+  });
+
   it('waitSync delivers worker results synchronously', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
     dirs.push(dir);
     const runner = new WorkerRunner();
+    // Once the worker is ready (before, waitSync would run the jobs here).
+    await run(runner, { kind: 'flush', dir, number: 9, entries: memtable(10).exportState(), shape });
     const seen: number[] = [];
     for (const number of [1, 2, 3]) runner.submit({ kind: 'flush', dir, number, entries: memtable(500).exportState(), shape }, (err, r) => {
       expect(err).toBeUndefined();
@@ -203,6 +231,8 @@ describe('background runners', () => {
       dirs.push(dir);
       const fs = new NodeFileSystem();
       const runner: JobRunner = kind === 'worker' ? new WorkerRunner() : new InlineRunner(fs);
+      // A worker that is ready (before, waitSync would run the jobs here).
+      await run(runner, { kind: 'flush', dir, number: 9, entries: kind === 'worker' ? memtable(10).exportState() : memtable(10), shape });
       const seen: number[] = [];
       const flush = (number: number, then?: () => void): void =>
         runner.submit({ kind: 'flush', dir, number, entries: kind === 'worker' ? memtable(300).exportState() : memtable(300), shape }, (err, r) => {
