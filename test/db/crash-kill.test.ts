@@ -70,8 +70,9 @@ async function killCampaign(kills: number, sharded: boolean): Promise<void> {
         await db.close();
       }
     }
-    // The test is only worth something if the kills landed while batches were being written
-    // (typically ~8 acknowledged batches per run; fewer on a slow disk).
+    // The test is only worth something if the kills landed while batches were being written.
+    // Those counted from an ack (goThenKill) do, however slowly the children start on a busy
+    // machine; the others add what they catch.
     expect(totalAcked).toBeGreaterThan(kills);
     console.log(`crash-kill${sharded ? ' (sharded)' : ''}: ${kills} kills, ${totalAcked} acknowledged batches, ${killedBeforeOpen} kills before any ack`);
 }
