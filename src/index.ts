@@ -7,7 +7,7 @@ export type { BatchOperation, OpenOptions, ReadOptions, WriteOptions } from './d
 export type { RepairOptions, RepairReport, RepairProblem } from './db/repair.js';
 export type { DestroyOptions, DestroyReport } from './db/destroy.js';
 export type { CheckpointOptions, CheckpointProgress, CheckpointReport } from './db/checkpoint.js';
-export type { Options, CompressionName, FilterScope } from './options.js';
+export type { Options, CompressionName, FilterScope, BackgroundPriority } from './options.js';
 export type { Snapshot } from './db/snapshot.js';
 export type { ChainedBatch } from './db/chained-batch.js';
 export type { IteratorOptions } from './db/iterators.js';

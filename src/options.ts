@@ -13,6 +13,8 @@ import { CompressionType } from './sstable/compression.js';
 
 export type CompressionName = 'none' | 'snappy' | 'lz4';
 export type FilterScope = 'block' | 'table' | 'both';
+/** How the worker threads run against the database's thread: see `Options.backgroundPriority`. */
+export type BackgroundPriority = 'low' | 'normal';
 
 export interface Options {
   /** Create the directory and an empty database if there is none. @defaultValue true */
@@ -130,6 +132,15 @@ export interface Options {
    * else 2
    */
   backgroundThreads?: number;
+  /**
+   * The CPU priority of the worker threads. `'low'`: each lowers its own (Linux: a thread's nice
+   * value, 10 above the process's, as RocksDB's `LowerThreadPoolCPUPriority` does), so when more
+   * threads are runnable than there are cores, reads and writes on the database's thread go first
+   * and merges take what is left. Elsewhere (no per-thread priority) it does nothing. Random `getSync`s right
+   * after an open, beside the merges the open started, ran 11-17% faster with it, and batched and
+   * single writes no slower (BENCHMARKS.md). `'normal'`: the process's priority. @defaultValue 'low'
+   */
+  backgroundPriority?: BackgroundPriority;
   /** Where the bytes go. @defaultValue the real file system (NodeFileSystem) */
   fs?: FileSystem;
 }
@@ -159,6 +170,7 @@ export interface ResolvedOptions {
   readonly memtableBloomBitsPerKey: number;
   readonly maxBatchSize: number;
   readonly backgroundThreads: number;
+  readonly backgroundPriority: BackgroundPriority;
   readonly fs: FileSystem;
 }
 
@@ -166,7 +178,7 @@ const KNOWN = new Set<string>([
   'createIfMissing', 'errorIfExists', 'readOnly', 'paranoidChecks', 'writeBufferSize', 'blockSize',
   'blockRestartInterval', 'compression', 'filterPolicy', 'tableFilterPolicy', 'filterScope', 'blockCacheSize', 'tableFileCacheSize',
   'maxOpenFiles', 'maxFileSize', 'l0CompactionTrigger', 'l0SlowdownTrigger', 'l0StopTrigger',
-  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'backgroundThreads', 'fs',
+  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'backgroundThreads', 'backgroundPriority', 'fs',
 ]);
 
 const COMPRESSION: Record<CompressionName, CompressionType> = {
@@ -218,6 +230,10 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
   if (filterScope !== 'block' && filterScope !== 'table' && filterScope !== 'both') {
     throw invalidArgument(`option filterScope must be 'block', 'table' or 'both', got ${String(filterScope)}`);
   }
+  const backgroundPriority = options.backgroundPriority === undefined ? 'low' : options.backgroundPriority;
+  if (backgroundPriority !== 'low' && backgroundPriority !== 'normal') {
+    throw invalidArgument(`option backgroundPriority must be 'low' or 'normal', got ${String(backgroundPriority)}`);
+  }
   const filterPolicy = options.filterPolicy === undefined ? new BloomFilterPolicy(10) : options.filterPolicy;
   checkPolicy('filterPolicy', filterPolicy);
   const tableFilterPolicy =
@@ -256,6 +272,7 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
     memtableBloomBitsPerKey: int(options, 'memtableBloomBitsPerKey', 10, 0, 64),
     maxBatchSize: int(options, 'maxBatchSize', 64 * 1024 * 1024, 1024, 1 << 30),
     backgroundThreads: int(options, 'backgroundThreads', availableParallelism() > 2 ? 2 : 1, 1, 2),
+    backgroundPriority,
     fs,
   };
   if (resolved.readOnly && resolved.errorIfExists) {

@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import process from 'node:process';
 import { receiveMessageOnPort, Worker, MessageChannel, type MessagePort } from 'node:worker_threads';
 import type { FileSystem } from '../fs/file-system.js';
+import type { BackgroundPriority } from '../options.js';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJob, type Job, type JobResult } from './jobs.js';
 import { MemTable } from '../memtable/memtable.js';
@@ -132,6 +133,14 @@ const WAIT_SYNC_LIMIT_MS = 2 * 60 * 1000;
  */
 const STARTUP_LIMIT_MS = 15 * 1000;
 
+/** What a worker is started with (worker.ts). */
+export interface WorkerData {
+  /** Where it posts its answers. */
+  readonly port: MessagePort;
+  /** `'low'`: it lowers its own CPU priority at start (Options.backgroundPriority). */
+  readonly priority: BackgroundPriority;
+}
+
 /** The first message a worker posts on its port; every later one answers a job. */
 export interface WorkerReady {
   readonly ready: true;
@@ -201,10 +210,11 @@ function shutDown(worker: Worker, name: string, report: (message: string) => voi
   worker.once('exit', () => clearTimeout(timer));
 }
 
-export function startJobWorker(port: MessagePort): Worker {
+export function startJobWorker(port: MessagePort, priority: BackgroundPriority = 'normal'): Worker {
   const profileDir = process.env.SIEVEKV_WORKER_CPU_PROF;
   const execArgv = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const options = { workerData: { port }, transferList: [port], execArgv, resourceLimits: WORKER_LIMITS };
+  const workerData: WorkerData = { port, priority };
+  const options = { workerData, transferList: [port], execArgv, resourceLimits: WORKER_LIMITS };
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./worker.js', import.meta.url), options);
   const entry = JSON.stringify(new URL('./worker.ts', import.meta.url).href);
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${entry}); })`;
@@ -218,7 +228,9 @@ export interface WorkerRunnerOptions {
   readonly fs?: FileSystem;
   /** Told once, in a sentence for the LOG, when the worker cannot start and jobs run inline. */
   readonly report?: (message: string) => void;
-  /** Starts the worker (tests substitute one that fails). @defaultValue startJobWorker */
+  /** The worker's CPU priority (Options.backgroundPriority). @defaultValue 'normal' */
+  readonly priority?: BackgroundPriority;
+  /** Starts the worker (tests substitute one that fails). @defaultValue startJobWorker with `priority` */
   readonly startWorker?: (port: MessagePort) => Worker;
   /** How long a worker may take to say it is ready. @defaultValue STARTUP_LIMIT_MS */
   readonly startupLimitMs?: number;
@@ -259,7 +271,8 @@ export class WorkerRunner implements JobRunner {
     this.#name = options.name ?? 'background';
     this.#fs = options.fs;
     this.#report = options.report ?? (() => {});
-    this.#startWorker = options.startWorker ?? startJobWorker;
+    const priority = options.priority ?? 'normal';
+    this.#startWorker = options.startWorker ?? ((port) => startJobWorker(port, priority));
     this.#startupLimitMs = options.startupLimitMs ?? STARTUP_LIMIT_MS;
   }
 

@@ -8,15 +8,42 @@
  * Its first message says it is ready (runner.ts WorkerReady): the runner posts jobs only then, so
  * a worker that fails to start has run none of them.
  */
-import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
 import { NodeFileSystem } from '../fs/node-fs.js';
 import { executeJobYielding } from './jobs.js';
 import { turn } from './job-steps.js';
 import { serializeError } from './job-errors.js';
-import type { JobAnswer, JobMessage, WorkerReady, WorkerShutdown } from './runner.js';
+import type { JobAnswer, JobMessage, WorkerData, WorkerReady, WorkerShutdown } from './runner.js';
 
-const port = (workerData as { port: MessagePort }).port;
+const { port, priority } = workerData as WorkerData;
 const fs = new NodeFileSystem();
+
+/**
+ * How far `'low'` lowers the thread's priority: nice +10 (a tenth of a normal thread's share of a
+ * busy core). RocksDB's LowerThreadPoolCPUPriority goes to 19, where a merge beside a busy
+ * process could starve while writers wait for it.
+ */
+const LOW_PRIORITY_NICE = 10;
+
+/**
+ * Lowers this thread's CPU priority by LOW_PRIORITY_NICE (at most to nice 19). On Linux a thread
+ * has its own nice value, set through its thread id, read from /proc/thread-self (Node has no
+ * gettid; not a database file, so not through the FileSystem seam). Elsewhere, or where it is
+ * refused, the thread keeps the process's priority.
+ */
+function lowerPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (!Number.isInteger(tid) || tid <= 0) return;
+    setPriority(tid, Math.min(19, getPriority(tid) + LOW_PRIORITY_NICE));
+  } catch {
+    // not Linux, or not permitted: the process's priority
+  }
+}
+
+if (priority === 'low') lowerPriority();
 
 // Merges run one at a time, in order, though each lets the event loop turn between its steps
 // (job-steps.ts): the next merge's message waits in this chain. A flush starts at once, and a

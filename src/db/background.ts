@@ -128,14 +128,15 @@ export class BackgroundWork {
     };
     // A worker that cannot start says so in the LOG, and its jobs run on this thread instead.
     const report = (message: string): void => host.info.log(message);
-    this.#flushRunner = useWorkers ? new WorkerRunner({ name: 'flush', fs: options.fs, report }) : new InlineRunner(options.fs);
+    const priority = options.backgroundPriority;
+    this.#flushRunner = useWorkers ? new WorkerRunner({ name: 'flush', fs: options.fs, report, priority }) : new InlineRunner(options.fs);
     // One worker runs every job; a second (backgroundThreads 2) the merges, and with the first the
     // two parts of a split level-0 merge.
     this.#compactRunner = !useWorkers
       ? new InlineRunner(options.fs)
       : options.backgroundThreads === 1
         ? this.#flushRunner
-        : new WorkerRunner({ name: 'compaction', fs: options.fs, report });
+        : new WorkerRunner({ name: 'compaction', fs: options.fs, report, priority });
     this.#inline = !useWorkers;
   }
 

@@ -60,6 +60,7 @@ describe('bad options', () => {
     ['inconsistent triggers', { l0CompactionTrigger: 10, l0SlowdownTrigger: 5 }],
     ['no background thread', { backgroundThreads: 0 }],
     ['three background threads', { backgroundThreads: 3 }],
+    ['unknown background priority', { backgroundPriority: 'idle' }],
   ];
   it.each(cases)('%s: INVALID_ARGUMENT and nothing created', async (_, bad) => {
     const fs = new MemFileSystem();

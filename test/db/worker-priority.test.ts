@@ -1,0 +1,56 @@
+/**
+ * Options.backgroundPriority: with 'low' (the default) the worker thread lowers its own CPU
+ * priority, nice +10 over the process's (Linux: each thread has its own nice value, field 19 of
+ * /proc/self/task/<tid>/stat); with 'normal' it keeps the process's.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DB } from '../../src/db.js';
+import type { BackgroundPriority } from '../../src/index.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** The nice value of each thread of this process. */
+function threadNices(): number[] {
+  const nices: number[] = [];
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      nices.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return nices;
+}
+
+/** Opens a database, has its worker run a flush, and returns the threads' nice values then. */
+async function nicesWithWorker(backgroundPriority?: BackgroundPriority): Promise<number[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'sievekv-priority-'));
+  dirs.push(dir);
+  const db = await DB.open(dir, backgroundPriority === undefined ? {} : { backgroundPriority });
+  for (let i = 0; i < 1000; i++) db.putSync(`key-${String(i).padStart(11, '0')}`, 'value');
+  // The flush runs on the worker (once it is ready: nothing is stalled), so its module has run.
+  await db.compactRange();
+  const nices = threadNices();
+  await db.close();
+  return nices;
+}
+
+describe.runIf(existsSync('/proc/thread-self'))('the worker thread\'s CPU priority', () => {
+  const base = getPriority();
+
+  it.runIf(base <= 9)('is 10 nice steps below the process\'s by default', async () => {
+    const nices = await nicesWithWorker();
+    expect(nices.filter((n) => n === base + 10)).toHaveLength(1);
+    expect(nices.filter((n) => n !== base + 10).every((n) => n === base)).toBe(true);
+  }, 20_000);
+
+  it('is the process\'s with backgroundPriority \'normal\'', async () => {
+    const nices = await nicesWithWorker('normal');
+    expect(nices.every((n) => n === base)).toBe(true);
+  }, 20_000);
+});
