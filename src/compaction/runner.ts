@@ -191,10 +191,10 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 };
 const SHUTDOWN_LIMIT_MS = 5_000;
 
 /**
- * Tells a closed runner's idle worker to end. One still running at SHUTDOWN_LIMIT_MS is terminated
+ * Tells a closed runner's idle worker to end. One still running at `limitMs` is terminated
  * and `report`ed: whatever descriptors it held then stay open until the process exits.
  */
-function shutDown(worker: Worker, name: string, report: (message: string) => void): void {
+function shutDown(worker: Worker, name: string, report: (message: string) => void, limitMs: number): void {
   const terminate = (): void => void worker.terminate().catch(() => {});
   try {
     worker.postMessage({ shutdown: true } satisfies WorkerShutdown);
@@ -203,9 +203,9 @@ function shutDown(worker: Worker, name: string, report: (message: string) => voi
     return;
   }
   const timer = setTimeout(() => {
-    report(`the ${name} worker had not ended ${SHUTDOWN_LIMIT_MS} ms after close: terminated (descriptors it held stay open until the process exits)`);
+    report(`the ${name} worker had not ended ${limitMs} ms after close: terminated (descriptors it held stay open until the process exits)`);
     terminate();
-  }, SHUTDOWN_LIMIT_MS);
+  }, limitMs);
   timer.unref();
   worker.once('exit', () => clearTimeout(timer));
 }
@@ -234,6 +234,8 @@ export interface WorkerRunnerOptions {
   readonly startWorker?: (port: MessagePort) => Worker;
   /** How long a worker may take to say it is ready. @defaultValue STARTUP_LIMIT_MS */
   readonly startupLimitMs?: number;
+  /** How long a closed runner's worker may take to end by itself. @defaultValue SHUTDOWN_LIMIT_MS */
+  readonly shutdownLimitMs?: number;
 }
 
 function describeError(err: unknown): string {
@@ -248,6 +250,7 @@ export class WorkerRunner implements JobRunner {
   readonly #report: (message: string) => void;
   readonly #startWorker: (port: MessagePort) => Worker;
   readonly #startupLimitMs: number;
+  readonly #shutdownLimitMs: number;
   /**
    * Jobs submitted and not yet done, in submission order. A job is kept until it is posted (a
    * fallback may still run it here), then dropped: a memtable copy it holds can be large.
@@ -274,6 +277,7 @@ export class WorkerRunner implements JobRunner {
     const priority = options.priority ?? 'normal';
     this.#startWorker = options.startWorker ?? ((port) => startJobWorker(port, priority));
     this.#startupLimitMs = options.startupLimitMs ?? STARTUP_LIMIT_MS;
+    this.#shutdownLimitMs = options.shutdownLimitMs ?? SHUTDOWN_LIMIT_MS;
   }
 
   get pending(): number {
@@ -526,7 +530,7 @@ export class WorkerRunner implements JobRunner {
     this.#port = null;
     // Every job has answered. The worker is told to end, not waited for (a thread's teardown takes
     // milliseconds to tens of them, and it is unref'd): it ends once idle, after closing what an
-    // abandoned merge left open (compaction.ts MergeOutputs), or at SHUTDOWN_LIMIT_MS.
-    if (worker !== null) shutDown(worker, this.#name, this.#report);
+    // abandoned merge left open (compaction.ts MergeOutputs), or at its shutdown limit.
+    if (worker !== null) shutDown(worker, this.#name, this.#report, this.#shutdownLimitMs);
   }
 }

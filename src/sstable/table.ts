@@ -142,7 +142,7 @@ function readScratch(bytes: number): Buffer {
 export const RESIDENT_AFTER_READS = 4;
 
 /** One data block read in this many is timed for TableStats' read times (a power of two). */
-const TIME_SAMPLE = 8;
+export const TIME_SAMPLE = 8;
 /** Data block reads so far, by every table of this thread: picks the timed ones. */
 let timeSampleCounter = 0;
 

@@ -16,6 +16,12 @@ import type { Worker } from 'node:worker_threads';
 import { InlineRunner, startJobWorker, WorkerRunner, type JobRunner } from '../../src/compaction/runner.js';
 
 const dirs: string[] = [];
+/**
+ * The tests that expect a closed runner's worker to end by itself (exit code 0) give it this long
+ * before it is terminated: a worker started from TypeScript sources takes about a second to be
+ * ready on a loaded machine, and it reads the shutdown message only then.
+ */
+const ENDS_BY_ITSELF_MS = 60_000;
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 const shape: TableShape = { blockSize: 1024, blockRestartInterval: 16, compression: CompressionType.LZ4, filter: { kind: 'bloom', bitsPerKey: 10, hashCount: 6 }, filterScope: 'block' };
@@ -119,7 +125,7 @@ describe('background runners', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
     dirs.push(dir);
     let worker: Worker | undefined;
-    const runner = new WorkerRunner({ startWorker: (port) => (worker = startJobWorker(port)) });
+    const runner = new WorkerRunner({ startWorker: (port) => (worker = startJobWorker(port)), shutdownLimitMs: ENDS_BY_ITSELF_MS });
     await run(runner, { kind: 'flush', dir, number: 7, entries: memtable(200).exportState(), shape });
     const exited = new Promise<number>((resolve) => worker!.once('exit', resolve));
     await runner.close();
@@ -130,7 +136,7 @@ describe('background runners', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
     dirs.push(dir);
     const workers: Worker[] = [];
-    const runner = new WorkerRunner({ startWorker: (port) => workers[workers.push(startJobWorker(port)) - 1]! });
+    const runner = new WorkerRunner({ startWorker: (port) => workers[workers.push(startJobWorker(port)) - 1]!, shutdownLimitMs: ENDS_BY_ITSELF_MS });
     runner.prestart();
     runner.prestart();
     expect(workers).toHaveLength(1);
@@ -149,7 +155,7 @@ describe('background runners', () => {
 
   it('a runner closed while the worker prestart began is still starting: the worker ends by itself', async () => {
     const workers: Worker[] = [];
-    const runner = new WorkerRunner({ startWorker: (port) => workers[workers.push(startJobWorker(port)) - 1]! });
+    const runner = new WorkerRunner({ startWorker: (port) => workers[workers.push(startJobWorker(port)) - 1]!, shutdownLimitMs: ENDS_BY_ITSELF_MS });
     runner.prestart();
     const exited = new Promise<number>((resolve) => workers[0]!.once('exit', resolve));
     await runner.close(); // at once: the worker has not said it is ready

@@ -30,7 +30,7 @@ describe('DB against the model with compactions all the time', () => {
     console.log(`compaction model (MemFileSystem): ${runs} runs, ${compactions} compactions, deepest level ${deepest}`);
     expect(deepest).toBeGreaterThanOrEqual(2);
     expect(compactions).toBeGreaterThan(runs * 5);
-  }, 60_000);
+  });
 
   it('with three regions (compactions picked across regions; compactRange over all of them)', async () => {
     const router: RegionRouter = { name: 'test.first-byte-mod-3', regions: [0, 1, 2], regionOf: (key) => (key.length === 0 ? 0 : key[key.length - 1]! % 3) };
@@ -43,7 +43,7 @@ describe('DB against the model with compactions all the time', () => {
       { numRuns: 10 },
     );
     expect(deepest).toBeGreaterThanOrEqual(2);
-  }, 60_000);
+  });
 
   it('a fixed heavy run reaches level 3 with a snapshot held throughout', async () => {
     const commands: CompactionCommand[] = [{ t: 'snapshot' }];
