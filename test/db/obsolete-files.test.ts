@@ -66,7 +66,7 @@ describe('obsolete files', () => {
       db.batchSync(putBatch(i, 100));
       if (i % 2000 === 1900) {
         let n = wals();
-        for (let tries = 0; n > 3 && tries < 200; tries++, n = wals()) Atomics.wait(sleep, 0, 0, 5);
+        for (let tries = 0; n > 3 && tries < 2000; tries++, n = wals()) Atomics.wait(sleep, 0, 0, 5);
         most = Math.max(most, n);
       }
     }

@@ -288,7 +288,7 @@ describe('the bin', () => {
   const bin = join(import.meta.dirname, '..', '..', 'bin', 'sievekv.ts');
 
   it('runs as a child process: a missing file is exit 1 and exactly one stderr line', () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', bin, 'dump', 'missing/000123.ldb'], { encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', bin, 'dump', 'missing/000123.ldb'], { encoding: 'utf8', timeout: 120_000 });
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe('sievekv: IO_ERROR: cannot open missing/000123.ldb: no such file\n');
@@ -297,11 +297,11 @@ describe('the bin', () => {
   it('shows progress lines on a piped stderr when the work is long enough, and none with SIEVEKV_PROGRESS=none', () => {
     // SIEVEKV_PROGRESS=lines with no delay stands in for a long run on a pipe.
     const env = { ...process.env, SIEVEKV_PROGRESS_DELAY_MS: '0' };
-    const piped = spawnSync(process.execPath, ['--import', 'tsx', bin, 'verify', dir], { encoding: 'utf8', timeout: 30_000, env });
+    const piped = spawnSync(process.execPath, ['--import', 'tsx', bin, 'verify', dir], { encoding: 'utf8', timeout: 120_000, env });
     expect(piped.status).toBe(0);
     expect(piped.stdout).toMatch(/OK: no damage found\n$/);
     expect(piped.stderr).toMatch(/^(sievekv: verify: \d+% \(.+\)\n)+sievekv: verify: done \(.+\)\n$/);
-    const none = spawnSync(process.execPath, ['--import', 'tsx', bin, 'verify', dir], { encoding: 'utf8', timeout: 30_000, env: { ...env, SIEVEKV_PROGRESS: 'none' } });
+    const none = spawnSync(process.execPath, ['--import', 'tsx', bin, 'verify', dir], { encoding: 'utf8', timeout: 120_000, env: { ...env, SIEVEKV_PROGRESS: 'none' } });
     expect(none.status).toBe(0);
     expect(none.stderr).toBe('');
   });
