@@ -134,9 +134,10 @@ export interface Options {
   backgroundThreads?: number;
   /**
    * The CPU priority of the worker threads. `'low'`: each lowers its own (Linux: a thread's nice
-   * value, 10 above the process's, as RocksDB's `LowerThreadPoolCPUPriority` does), so when more
-   * threads are runnable than there are cores, reads and writes on the database's thread go first
-   * and merges take what is left. Elsewhere (no per-thread priority) it does nothing. Random
+   * value, 10 above the process's; RocksDB's `LowerThreadPoolCPUPriority` goes to 19), so when
+   * more threads are runnable than there are cores, reads and writes on the database's thread go
+   * first and flushes and merges take what is left (a writer waiting for a flush is not running,
+   * so it leaves the flush a core). Elsewhere (no per-thread priority) it does nothing. Random
    * `getSync`s beside the merges an open started ran 16% faster with it (median of 9 paired runs;
    * absent keys right after the open 4%, of 15), and writes no slower (BENCHMARKS.md).
    * `'normal'`: the process's priority. @defaultValue 'low'

@@ -51,14 +51,27 @@ export interface JobRunner {
    */
   prestart(): void;
   /**
-   * Runs on this thread, now, the jobs still held for a worker that has not finished starting: for
-   * a caller about to wait for them (a writer stalled on a full memtable). Nothing otherwise.
+   * Runs on this thread, now, the flushes still held for a worker that has not finished starting,
+   * while `until` does not hold: for a caller about to wait for one (a writer stalled on a full
+   * memtable). Nothing otherwise.
    */
-  expedite(): void;
+  expedite(until?: () => boolean): void;
   /** Jobs submitted and not yet done. */
   readonly pending: number;
   /** Abandons every job not yet done (each still gets its `done`), then stops; see the file header. */
   close(): Promise<void>;
+}
+
+/** Runs `job` on this thread and answers `done`: an InlineRunner's jobs, and those a WorkerRunner expedites. */
+function runHere(fs: FileSystem, job: Job, stop: StopFlag, done: JobCallback): void {
+  let result: JobResult;
+  try {
+    result = executeJob(fs, job, stop);
+  } catch (err) {
+    done(err);
+    return;
+  }
+  done(undefined, result);
 }
 
 export class InlineRunner implements JobRunner {
@@ -92,15 +105,7 @@ export class InlineRunner implements JobRunner {
 
   #runOne(): void {
     const next = this.#queue.shift();
-    if (next === undefined) return;
-    let result: JobResult;
-    try {
-      result = executeJob(this.fs, next.job, this.#stop);
-    } catch (err) {
-      next.done(err);
-      return;
-    }
-    next.done(undefined, result);
+    if (next !== undefined) runHere(this.fs, next.job, this.#stop, next.done);
   }
 
   waitSync(until?: () => boolean): void {
@@ -114,7 +119,7 @@ export class InlineRunner implements JobRunner {
   prestart(): void {}
 
   /** Nothing is held for a worker: jobs run when the event loop turns, or in waitSync. */
-  expedite(): void {}
+  expedite(_until?: () => boolean): void {}
 
   /** Jobs queued behind the one running (which, on this thread, has finished) stop before they begin. */
   async close(): Promise<void> {
@@ -301,34 +306,30 @@ export class WorkerRunner implements JobRunner {
   }
 
   /**
-   * A job submitted before the worker is ready is held for it, and a caller that must wait for
-   * the job would wait out the rest of the start-up, then the job. Run here instead, it ends
-   * sooner: the job takes about as long on either thread (a first flush of a 4 MiB memtable,
-   * about 100 ms on the development machine). Safe because a held job was never posted. The worker still starts, for later jobs.
-   * waitSync does this itself; #waitForRoom asks for it (db-impl.ts), since blocking the event
-   * loop for the flush is the lesser cost for a writer that cannot go on without it.
+   * Runs here, now, in order, the flushes held for a worker that has not said it is ready, while
+   * `until` does not hold (asked before each). A caller that must wait for a flush (a writer
+   * stalled on a full memtable) would otherwise wait out the rest of the start-up, then the
+   * flush; here it ends sooner, as the flush takes about as long on either thread (a first flush
+   * of a 4 MiB memtable, about 100 ms on the development machine). Safe because a held job was
+   * never posted. Merges stay held for the worker: one could block this thread for seconds, and
+   * the worker runs a flush ahead of a merge anyway (worker.ts), the order kept here. The port is
+   * read first, and before each flush: once the worker is ready, the held jobs go to it.
    */
-  expedite(): void {
-    if (this.#ready || this.#held.length === 0) return;
-    const held = this.#held;
-    this.#held = [];
+  expedite(until?: () => boolean): void {
     const fs = this.#fs ?? new NodeFileSystem();
-    for (const id of held) {
-      const entry = this.#waiting.get(id);
-      if (entry === undefined || entry.job === null) continue;
+    for (;;) {
+      this.#readPort();
+      if (this.#ready || until?.() === true) return;
+      const at = this.#held.findIndex((id) => this.#waiting.get(id)?.job?.kind === 'flush');
+      if (at < 0) return;
+      const id = this.#held.splice(at, 1)[0]!;
+      const entry = this.#waiting.get(id)!;
       this.#waiting.delete(id);
-      let result: JobResult;
-      try {
-        result = executeJob(fs, entry.job, this.#stop);
-      } catch (err) {
-        entry.done(err);
-        continue;
+      if (this.#waiting.size === 0) {
+        this.#worker?.unref();
+        this.#port?.unref();
       }
-      entry.done(undefined, result);
-    }
-    if (this.#waiting.size === 0) {
-      this.#worker?.unref();
-      this.#port?.unref();
+      runHere(fs, entry.job!, this.#stop, entry.done);
     }
   }
 
@@ -482,30 +483,37 @@ export class WorkerRunner implements JobRunner {
   }
 
   /**
-   * Blocks (sleeping 1 ms at a time) until every job is done. Jobs held for a worker still starting
-   * run here (`expedite`): the thread is blocked either way. A worker's failure or exit cannot be
-   * seen while the thread is blocked, so a job that gives no answer for WAIT_SYNC_LIMIT_MS fails.
+   * Blocks (sleeping 1 ms at a time) until every job is done. Flushes held for a worker still
+   * starting run here (`expedite`): the thread is blocked either way. A worker's failure or exit
+   * cannot be seen while the thread is blocked, so a worker that has not said it is ready by its
+   * start-up deadline is given up (the merges held for it run inline), and a job that gives no
+   * answer for WAIT_SYNC_LIMIT_MS fails.
    */
   waitSync(until?: () => boolean): void {
     const deadline = Date.now() + WAIT_SYNC_LIMIT_MS;
     while (this.#waiting.size > 0) {
       if (until?.() === true) return;
-      if (!this.#ready && this.#held.length > 0) {
-        this.expedite();
-        continue;
+      if (!this.#ready) {
+        this.expedite(until);
+        if (this.#waiting.size === 0 || until?.() === true) continue;
       }
       const m = this.#port === null ? undefined : receiveMessageOnPort(this.#port);
       if (m !== undefined) this.#receive(m.message as WorkerMessage);
+      else if (this.#worker !== null && !this.#ready && performance.now() >= this.#startDeadline) this.#checkStarted();
       else if (this.#worker === null || Date.now() > deadline) this.#failAll(new Error(`the ${this.#name} worker did not answer`));
       else Atomics.wait(sleepCell, 0, 0, 1);
     }
     this.#inline?.waitSync(until);
   }
 
+  /** Reads what has arrived: answers, and the ready message of a worker still starting. */
   poll(): void {
-    const port = this.#port;
-    if (port === null || this.#waiting.size === 0) return;
-    for (let m = receiveMessageOnPort(port); m !== undefined; m = this.#port === null ? undefined : receiveMessageOnPort(this.#port)) {
+    if (this.#waiting.size > 0 || !this.#ready) this.#readPort();
+  }
+
+  /** Takes every message the worker has posted, without waiting. */
+  #readPort(): void {
+    for (let m = this.#port === null ? undefined : receiveMessageOnPort(this.#port); m !== undefined; m = this.#port === null ? undefined : receiveMessageOnPort(this.#port)) {
       this.#receive(m.message as WorkerMessage);
     }
   }

@@ -306,7 +306,8 @@ export class BackgroundWork {
 
   /**
    * For a writer stalled on a full memtable: the flush it waits for runs on this thread now if it
-   * is still held for a flush worker that has not finished starting (WorkerRunner.expedite).
+   * is still held for a flush worker that has not finished starting (WorkerRunner.expedite; held
+   * merges stay for the worker).
    */
   expediteFlush(): void {
     this.#flushRunner.expedite();

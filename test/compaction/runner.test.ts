@@ -196,6 +196,33 @@ describe('background runners', () => {
     await runner.close();
   });
 
+  it('a thread that never yields still finds the worker ready: expedite then posts the held flush instead of running it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+    dirs.push(dir);
+    const local = new MemFileSystem(); // only jobs run on this thread write here
+    local.mkdir(dir);
+    const runner = new WorkerRunner({ fs: local });
+    const sleep = new Int32Array(new SharedArrayBuffer(4));
+    // Flush after flush, each expedited at once, with no turn of the event loop in between: the
+    // first ones run here while the worker starts; once it is ready one must go to it.
+    let number = 1;
+    let ranHere = true;
+    let posted: Promise<JobResult> | undefined;
+    for (const limit = Date.now() + 60_000; ranHere && Date.now() < limit; number++) {
+      let answered = false;
+      posted = run(runner, { kind: 'flush', dir, number, entries: memtable(50).exportState(), shape }).finally(() => (answered = true));
+      runner.expedite();
+      await Promise.resolve(); // the done above resolved `posted` synchronously if the job ran here
+      ranHere = local.exists(join(dir, `${String(number).padStart(6, '0')}.ldb`));
+      if (ranHere) Atomics.wait(sleep, 0, 0, 20);
+      else expect(answered).toBe(false);
+    }
+    expect(ranHere).toBe(false);
+    const result = await posted!;
+    expect(result.kind === 'flush' && countEntries(new NodeFileSystem(), dir, number - 1, result.file.fileSize)).toBe(50);
+    await runner.close();
+  });
+
   it('waitSync delivers worker results synchronously', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
     dirs.push(dir);

@@ -304,5 +304,5 @@ describe('the bin', () => {
     const none = spawnSync(process.execPath, ['--import', 'tsx', bin, 'verify', dir], { encoding: 'utf8', timeout: 120_000, env: { ...env, SIEVEKV_PROGRESS: 'none' } });
     expect(none.status).toBe(0);
     expect(none.stderr).toBe('');
-  });
+  }, 300_000); // two cold CLI starts of up to 120 s each
 });
