@@ -134,13 +134,15 @@ export interface Options {
   backgroundThreads?: number;
   /**
    * The CPU priority of the worker threads. `'low'`: each lowers its own (Linux: a thread's nice
-   * value, 10 above the process's; RocksDB's `LowerThreadPoolCPUPriority` goes to 19), so when
-   * more threads are runnable than there are cores, reads and writes on the database's thread go
-   * first and flushes and merges take what is left (a writer waiting for a flush is not running,
-   * so it leaves the flush a core). Elsewhere (no per-thread priority) it does nothing. Random
-   * `getSync`s beside the merges an open started ran 16% faster with it (median of 9 paired runs;
-   * absent keys right after the open 4%, of 15), and writes no slower (BENCHMARKS.md).
-   * `'normal'`: the process's priority. @defaultValue 'low'
+   * value, 10 above the process's; RocksDB's opt-in `LowerThreadPoolCPUPriority` goes to 19), so
+   * when more threads are runnable than there are cores, reads and writes on the database's thread
+   * go first and flushes and merges take what is left. Elsewhere (no per-thread priority) it does
+   * nothing; a thread cannot raise its priority back without privileges, so it stays low. On two
+   * cores, random `getSync`s beside the merges an open started ran 16% faster with it (median of
+   * 9 paired runs; absent keys right after the open 4%, of 15), but random batched sync writes 11%
+   * slower (3 of 3 pairs), and on a machine kept busy merges could fall behind the writers
+   * (BENCHMARKS.md, session 24): for read-mostly programs. `'normal'`: the process's priority.
+   * @defaultValue 'normal'
    */
   backgroundPriority?: BackgroundPriority;
   /** Where the bytes go. @defaultValue the real file system (NodeFileSystem) */
@@ -232,7 +234,7 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
   if (filterScope !== 'block' && filterScope !== 'table' && filterScope !== 'both') {
     throw invalidArgument(`option filterScope must be 'block', 'table' or 'both', got ${String(filterScope)}`);
   }
-  const backgroundPriority = options.backgroundPriority === undefined ? 'low' : options.backgroundPriority;
+  const backgroundPriority = options.backgroundPriority === undefined ? 'normal' : options.backgroundPriority;
   if (backgroundPriority !== 'low' && backgroundPriority !== 'normal') {
     throw invalidArgument(`option backgroundPriority must be 'low' or 'normal', got ${String(backgroundPriority)}`);
   }
