@@ -316,7 +316,6 @@ export class WorkerRunner implements JobRunner {
    * read first, and before each flush: once the worker is ready, the held jobs go to it.
    */
   expedite(until?: () => boolean): void {
-    const fs = this.#fs ?? new NodeFileSystem();
     for (;;) {
       this.#readPort();
       if (this.#ready || until?.() === true) return;
@@ -329,7 +328,7 @@ export class WorkerRunner implements JobRunner {
         this.#worker?.unref();
         this.#port?.unref();
       }
-      runHere(fs, entry.job!, this.#stop, entry.done);
+      runHere(this.#fs ?? new NodeFileSystem(), entry.job!, this.#stop, entry.done);
     }
   }
 

@@ -910,9 +910,10 @@ export class DBImpl {
   /**
    * Waits (without blocking the thread) until the next write can commit: a full memtable waits for
    * the running flush (a flush still held for a worker that is starting runs on this thread at
-   * once, blocking it: BackgroundWork.expediteFlush); at l0StopTrigger level-0 files writes wait until compaction takes level 0
-   * below it (starting a merge if none runs); from l0SlowdownTrigger a group is delayed 1 ms per
-   * SLOWDOWN_BYTES written there, to let compaction catch up (#countSlowdown).
+   * once, blocking it: BackgroundWork.expediteFlush); at l0StopTrigger level-0 files writes wait
+   * until compaction takes level 0 below it (starting a merge if none runs); from
+   * l0SlowdownTrigger a group is delayed 1 ms per SLOWDOWN_BYTES written there, to let compaction
+   * catch up (#countSlowdown).
    */
   async #waitForRoom(): Promise<void> {
     const stalls = this.stats.stalls;
