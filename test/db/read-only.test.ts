@@ -187,15 +187,9 @@ describe('read-only open next to a writer in another process', () => {
     await writer.command('put 0 6000 a');
     const reader = await DB.open(dir, { readOnly: true });
     try {
-      const done = writer.command('put 0 6000 b'); // 120 batches of 50 keys, in key order
-      let finished = false;
-      void done.then(() => (finished = true));
-      const seen = new Set<number>();
-      let refreshes = 0;
-      for (;;) {
-        const last = finished;
+      /** Refreshes the reader and checks what it sees; returns m, the keys [0, m) the batches applied so far rewrote. */
+      const look = async (): Promise<number> => {
         await reader.refresh();
-        refreshes++;
         const view = contents(reader);
         // The batches applied so far are keys [0, m) with value b, all else still a.
         let m = 0;
@@ -203,6 +197,21 @@ describe('read-only open next to a writer in another process', () => {
         expect(m % 50 === 0 || m === 6000, `a state after ${m} keys is inside a batch`).toBe(true);
         for (let i = m; i < 6000; i++) expect(view.get(writerKey(i))).toBe(writerValue('a', i));
         expect(view.size).toBe(6000);
+        return m;
+      };
+      // Half the batches first: a state between the writer's first and last batch, seen however
+      // slowly this process runs beside the writer.
+      await writer.command('put 0 3000 b');
+      const seen = new Set<number>([await look()]);
+      expect(seen.has(3000)).toBe(true);
+      const done = writer.command('put 3000 6000 b'); // 60 more batches of 50 keys, in key order
+      let finished = false;
+      void done.then(() => (finished = true));
+      let refreshes = 1;
+      for (;;) {
+        const last = finished;
+        const m = await look();
+        refreshes++;
         seen.add(m);
         if (last) {
           expect(m).toBe(6000);
