@@ -229,7 +229,10 @@ export function startJobWorker(port: MessagePort, priority: BackgroundPriority =
 export interface WorkerRunnerOptions {
   /** Names the runner's jobs in reports ("flush", "compaction"). @defaultValue 'background' */
   readonly name?: string;
-  /** Where jobs run if the worker cannot start. @defaultValue a NodeFileSystem (the worker's own) */
+  /**
+   * What jobs run on this thread write to: flushes expedited, and every job if the worker cannot
+   * start. @defaultValue a NodeFileSystem (the worker's own)
+   */
   readonly fs?: FileSystem;
   /** Told once, in a sentence for the LOG, when the worker cannot start and jobs run inline. */
   readonly report?: (message: string) => void;
@@ -251,7 +254,8 @@ function describeError(err: unknown): string {
 
 export class WorkerRunner implements JobRunner {
   readonly #name: string;
-  readonly #fs: FileSystem | undefined;
+  /** Where jobs run on this thread write: expedited flushes, and every job after a fallback. */
+  readonly #fs: FileSystem;
   readonly #report: (message: string) => void;
   readonly #startWorker: (port: MessagePort) => Worker;
   readonly #startupLimitMs: number;
@@ -277,7 +281,7 @@ export class WorkerRunner implements JobRunner {
 
   constructor(options: WorkerRunnerOptions = {}) {
     this.#name = options.name ?? 'background';
-    this.#fs = options.fs;
+    this.#fs = options.fs ?? new NodeFileSystem();
     this.#report = options.report ?? (() => {});
     const priority = options.priority ?? 'normal';
     this.#startWorker = options.startWorker ?? ((port) => startJobWorker(port, priority));
@@ -324,11 +328,8 @@ export class WorkerRunner implements JobRunner {
       const id = this.#held.splice(at, 1)[0]!;
       const entry = this.#waiting.get(id)!;
       this.#waiting.delete(id);
-      if (this.#waiting.size === 0) {
-        this.#worker?.unref();
-        this.#port?.unref();
-      }
-      runHere(this.#fs ?? new NodeFileSystem(), entry.job!, this.#stop, entry.done);
+      this.#unrefIfIdle();
+      runHere(this.#fs, entry.job!, this.#stop, entry.done);
     }
   }
 
@@ -407,12 +408,16 @@ export class WorkerRunner implements JobRunner {
     const entry = this.#waiting.get(m.id);
     if (entry === undefined) return;
     this.#waiting.delete(m.id);
-    if (this.#waiting.size === 0) {
-      this.#worker?.unref();
-      this.#port?.unref();
-    }
+    this.#unrefIfIdle();
     if (m.error !== undefined) entry.done(deserializeError(m.error));
     else entry.done(undefined, m.result);
+  }
+
+  /** With no job left, the worker no longer keeps the process alive (submit refs it again). */
+  #unrefIfIdle(): void {
+    if (this.#waiting.size > 0) return;
+    this.#worker?.unref();
+    this.#port?.unref();
   }
 
   #post(id: number): void {
@@ -459,7 +464,7 @@ export class WorkerRunner implements JobRunner {
    */
   #fallBack(reason: unknown): void {
     this.#dropWorker();
-    const inline = new InlineRunner(this.#fs ?? new NodeFileSystem());
+    const inline = new InlineRunner(this.#fs);
     this.#inline = inline;
     this.#fallbackReason = describeError(reason);
     try {

@@ -22,6 +22,31 @@ const dirs: string[] = [];
  * ready on a loaded machine, and it reads the shutdown message only then.
  */
 const ENDS_BY_ITSELF_MS = 60_000;
+
+/** A fresh directory, removed after the file's tests. */
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/**
+ * A worker runner whose jobs run on this thread write to `local` (an in-memory file system holding
+ * `dir`), and the worker's to the real `dir`: where a table lands says which thread wrote it.
+ */
+function runnerWritingHere(dir: string): { runner: WorkerRunner; local: MemFileSystem } {
+  const local = new MemFileSystem();
+  local.mkdir(dir);
+  return { runner: new WorkerRunner({ fs: local }), local };
+}
+
+/** Submits a flush of `entries` entries to table `number` for each number, pushing each table's number to `seen` as it is done. */
+function submitFlushes(runner: JobRunner, dir: string, numbers: readonly number[], entries: number, seen: number[]): void {
+  for (const number of numbers) runner.submit({ kind: 'flush', dir, number, entries: memtable(entries).exportState(), shape }, (err, r) => {
+    expect(err).toBeUndefined();
+    if (r?.kind === 'flush') seen.push(r.file.number);
+  });
+}
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 const shape: TableShape = { blockSize: 1024, blockRestartInterval: 16, compression: CompressionType.LZ4, filter: { kind: 'bloom', bitsPerKey: 10, hashCount: 6 }, filterScope: 'block' };
@@ -48,8 +73,7 @@ function countEntries(fs: NodeFileSystem | MemFileSystem, dir: string, number: n
 
 describe('background runners', () => {
   it('a worker runs a flush that arrives during a merge first: the merge waits at its next step', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const runner = new WorkerRunner();
     // Four level-0 tables of 30,000 entries: a merge of many steps.
     const upper = [];
@@ -74,8 +98,7 @@ describe('background runners', () => {
   });
 
   it('a worker flushes a memtable in a shared arena in place: no copy, nothing moved, and the table is whole', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const runner = new WorkerRunner();
     const pool = new ArenaPool(256 * 1024);
     const mem = new MemTable({ pool });
@@ -94,8 +117,7 @@ describe('background runners', () => {
   });
 
   it('a memtable in a plain buffer is flushed from a copy, moved to the worker', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const runner = new WorkerRunner();
     const mem = memtable(2000);
     const state = mem.exportState();
@@ -109,8 +131,7 @@ describe('background runners', () => {
   });
 
   it('a worker flushes an exported memtable into a table holding every entry', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const runner = new WorkerRunner();
     const mem = memtable(2000);
     const result = await run(runner, { kind: 'flush', dir, number: 7, entries: mem.exportState(), shape });
@@ -122,8 +143,7 @@ describe('background runners', () => {
   });
 
   it('a closed runner\'s worker ends by itself once idle (exit code 0: not terminated)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
+    const dir = tempDir();
     let worker: Worker | undefined;
     const runner = new WorkerRunner({ startWorker: (port) => (worker = startJobWorker(port)), shutdownLimitMs: ENDS_BY_ITSELF_MS });
     await run(runner, { kind: 'flush', dir, number: 7, entries: memtable(200).exportState(), shape });
@@ -133,8 +153,7 @@ describe('background runners', () => {
   });
 
   it('prestart starts the worker once, without a job; a job submitted while it starts waits for it and runs there; after close it starts none', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const workers: Worker[] = [];
     const runner = new WorkerRunner({ startWorker: (port) => workers[workers.push(startJobWorker(port)) - 1]!, shutdownLimitMs: ENDS_BY_ITSELF_MS });
     runner.prestart();
@@ -171,16 +190,10 @@ describe('background runners', () => {
   });
 
   it('expedite runs the jobs held for a worker still starting here, before it returns, on the runner\'s file system; later jobs go to the worker', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
-    const local = new MemFileSystem(); // only jobs run on this thread write here
-    local.mkdir(dir);
-    const runner = new WorkerRunner({ fs: local });
+    const dir = tempDir();
+    const { runner, local } = runnerWritingHere(dir);
     const seen: number[] = [];
-    for (const number of [1, 2]) runner.submit({ kind: 'flush', dir, number, entries: memtable(300).exportState(), shape }, (err, r) => {
-      expect(err).toBeUndefined();
-      if (r?.kind === 'flush') seen.push(r.file.number);
-    });
+    submitFlushes(runner, dir, [1, 2], 300, seen);
     expect(seen).toEqual([]);
     runner.expedite();
     expect(seen).toEqual([1, 2]);
@@ -197,11 +210,8 @@ describe('background runners', () => {
   });
 
   it('a thread that never yields still finds the worker ready: expedite then posts the held flush instead of running it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
-    const local = new MemFileSystem(); // only jobs run on this thread write here
-    local.mkdir(dir);
-    const runner = new WorkerRunner({ fs: local });
+    const dir = tempDir();
+    const { runner, local } = runnerWritingHere(dir);
     const sleep = new Int32Array(new SharedArrayBuffer(4));
     // Flush after flush, each expedited at once, with no turn of the event loop in between: the
     // first ones run here while the worker starts; once it is ready one must go to it.
@@ -224,16 +234,12 @@ describe('background runners', () => {
   });
 
   it('waitSync delivers worker results synchronously', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-    dirs.push(dir);
+    const dir = tempDir();
     const runner = new WorkerRunner();
     // Once the worker is ready (before, waitSync would run the jobs here).
     await run(runner, { kind: 'flush', dir, number: 9, entries: memtable(10).exportState(), shape });
     const seen: number[] = [];
-    for (const number of [1, 2, 3]) runner.submit({ kind: 'flush', dir, number, entries: memtable(500).exportState(), shape }, (err, r) => {
-      expect(err).toBeUndefined();
-      if (r?.kind === 'flush') seen.push(r.file.number);
-    });
+    submitFlushes(runner, dir, [1, 2, 3], 500, seen);
     runner.waitSync();
     expect(seen).toEqual([1, 2, 3]);
     await runner.close();
@@ -260,8 +266,7 @@ describe('background runners', () => {
   // next): the writer sat out a chain of merges with level 0 long below the stop.
   for (const kind of ['worker', 'inline'] as const) {
     it(`waitSync(until) returns once until() holds, though a job submitted by a done is still pending (${kind})`, async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'sievekv-runner-'));
-      dirs.push(dir);
+      const dir = tempDir();
       const fs = new NodeFileSystem();
       const runner: JobRunner = kind === 'worker' ? new WorkerRunner() : new InlineRunner(fs);
       // A worker that is ready (before, waitSync would run the jobs here).
