@@ -12,6 +12,7 @@ import { LevelIterator } from '../iterator/level-iterator.js';
 import { MemTableInternalIterator } from '../iterator/memtable-iterator.js';
 import { MergingIterator } from '../iterator/merging-iterator.js';
 import type { MemTable } from '../memtable/memtable.js';
+import type { TableIteratorOptions } from '../sstable/table-iterator.js';
 import { NUM_LEVELS } from '../version/version-edit.js';
 import type { Version } from '../version/version.js';
 import type { DBImpl } from './db-impl.js';
@@ -26,8 +27,8 @@ export type DBIteratorHandle = EntryIterator;
 
 export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHandle {
   if (options === null || typeof options !== 'object') throw invalidArgument('iterator options must be an object');
-  const { snapshot, ...range } = options;
-  const resolved = resolveIteratorOptions(range);
+  const resolved = resolveIteratorOptions(options); // which passes `snapshot` over, for here
+  const snapshot = options.snapshot;
   let sequence = db.lastSequence;
   if (snapshot !== undefined) {
     if (!(snapshot instanceof Snapshot)) throw invalidArgument('option snapshot must come from db.snapshot()');
@@ -67,6 +68,12 @@ export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHa
   return it;
 }
 
+/**
+ * Level iterators drop their file's iterator as they close it, so theirs go back to the table for
+ * the next (TableIteratorOptions.recycle): a seek-and-read-one loop makes no table iterator per seek.
+ */
+const RECYCLED: TableIteratorOptions = { recycle: true };
+
 /** Every region's memtable and immutable memtable, in order: what a tree reads besides tables. */
 function currentMemtables(db: DBImpl): (MemTable | null)[] {
   const out: (MemTable | null)[] = [];
@@ -85,12 +92,12 @@ function buildTree(db: DBImpl, version: Version): InternalIterator {
       // Level-0 files overlap: one lazy "level" each, so a seek its filter rules out opens nothing.
       for (const file of version.files(r, 0)) {
         const one = [file];
-        children.push(new LevelIterator(one, () => tables.newIterator(file), undefined, (_, probes) => tables.fileMayMatch(file, probes)));
+        children.push(new LevelIterator(one, () => tables.newIterator(file, RECYCLED), undefined, (_, probes) => tables.fileMayMatch(file, probes)));
       }
       for (let level = 1; level < NUM_LEVELS; level++) {
         const files = version.files(r, level);
         if (files.length > 0) {
-          children.push(new LevelIterator(files, (i) => tables.newIterator(files[i]!), undefined, (i, probes) => tables.fileMayMatch(files[i]!, probes)));
+          children.push(new LevelIterator(files, (i) => tables.newIterator(files[i]!, RECYCLED), undefined, (i, probes) => tables.fileMayMatch(files[i]!, probes)));
         }
       }
     });

@@ -15,6 +15,7 @@ import { BlockCache } from '../sstable/block-cache.js';
 import type { ResidentFiles } from '../sstable/resident-files.js';
 import { GetStatus, TableGetResult } from '../sstable/table.js';
 import { TableCache } from '../sstable/table-cache.js';
+import type { TableIteratorOptions } from '../sstable/table-iterator.js';
 import type { InternalIterator } from '../iterator/internal-iterator.js';
 import type { FileMetaData } from '../version/version-edit.js';
 import { BELOW_LEVEL, compareUserKeyFrom, Version } from '../version/version.js';
@@ -121,8 +122,9 @@ export class TableAccess {
     return this.#result.status === GetStatus.FOUND ? this.#result.value : undefined;
   }
 
-  newIterator(file: FileMetaData): InternalIterator {
-    return this.cache.newIterator(file.number, file.fileSize);
+  /** An iterator over `file` (see TableCache.newIterator); `options.recycle` for callers that keep no reference once they close it. */
+  newIterator(file: FileMetaData, options?: TableIteratorOptions): InternalIterator {
+    return this.cache.newIterator(file.number, file.fileSize, options);
   }
 
   /** False if `file`'s whole-table filter rules out `probes`' user key (opening the table if needed). */

@@ -14,7 +14,8 @@
  *   larger user key than `target`'s (or that there is none): then false, having read no data
  *   block (a memtable: not searched its list), and the iterator must be sought before any other
  *   use. `probes` is reset to `target`'s user key. A merging iterator uses it to put off such a
- *   child's seek until its entries are needed.
+ *   child's seek until its entries are needed. `tableFilterAsked` (a level iterator over tables):
+ *   the caller has asked the whole-table filter already, and it said maybe.
  */
 import type { KeyProbes } from '../filter/key-probes.js';
 
@@ -28,7 +29,7 @@ export interface InternalIterator {
   key(): Uint8Array;
   value(): Uint8Array;
   close(): void;
-  seekIfMayMatch?(target: Uint8Array, probes: KeyProbes): boolean;
+  seekIfMayMatch?(target: Uint8Array, probes: KeyProbes, tableFilterAsked?: boolean): boolean;
   /**
    * Optional (levels and merges have it): lets go of what the iterator holds beyond itself (an
    * open file's table iterator, its block and readahead) while it waits to be used again; it must

@@ -40,7 +40,9 @@ export class LevelIterator implements InternalIterator {
    * @param comparator the internal-key order; the bytewise one by default.
    * @param fileMayMatch optional: false if file `index`'s whole-table filter shows that it holds
    *   no entry of `probes`' user key, asked by `seekIfMayMatch` before it opens an iterator over
-   *   the file (a seek to a key the file does not hold then makes none).
+   *   the file (a seek to a key the file does not hold then makes none). With it, the file
+   *   iterator's own seekIfMayMatch is told the filter was asked (`tableFilterAsked`), so give
+   *   it only the filter that iterator would ask.
    */
   constructor(
     files: readonly LevelFileRange[],
@@ -85,11 +87,12 @@ export class LevelIterator implements InternalIterator {
     const index = this.#findFile(target);
     // The entry the seek would land on, if not of target's user key, is above it: the file's
     // filter may rule the key out before an iterator over the file is made.
-    if (index < this.#files.length && this.#fileMayMatch !== undefined && !this.#fileMayMatch(index, probes)) return false;
+    const asked = this.#fileMayMatch !== undefined;
+    if (index < this.#files.length && asked && !this.#fileMayMatch(index, probes)) return false;
     if (!this.#open(index)) return true;
     const file = this.#file!;
     if (file.seekIfMayMatch === undefined) file.seek(target);
-    else if (!file.seekIfMayMatch(target, probes)) return false;
+    else if (!file.seekIfMayMatch(target, probes, asked)) return false;
     this.#skipEmptyForward();
     return true;
   }

@@ -30,6 +30,13 @@ export interface TableIteratorOptions {
    * @defaultValue MAX_WINDOW
    */
   maxReadahead?: number;
+  /**
+   * Once closed, the iterator goes back to its table, which hands it out again (set up afresh) to
+   * its next `newIterator` asking for one: a seek-and-read-one loop then makes no table, block or
+   * readahead iterator per seek. The caller must drop every reference to it when it closes it.
+   * Only with the other options at their defaults. @defaultValue false
+   */
+  recycle?: boolean;
 }
 
 /** An empty block: the data iterator's target before any block is loaded. */
@@ -40,6 +47,7 @@ export class TableIterator implements InternalIterator {
   onClose: (() => void) | undefined;
   private table: Table | undefined;
   private readonly fillCache: boolean;
+  private readonly recycle: boolean;
   private readonly index: BlockIterator;
   private readonly data: BlockIterator;
   /** True when `data` holds the block at `dataOffset`. */
@@ -54,6 +62,10 @@ export class TableIterator implements InternalIterator {
   constructor(table: Table, options: TableIteratorOptions = {}) {
     this.table = table;
     this.fillCache = options.fillCache ?? true;
+    this.recycle = options.recycle === true;
+    if (this.recycle && (options.fillCache === false || options.maxReadahead !== undefined)) {
+      throw invalidArgument('a recycled table iterator takes the default fillCache and maxReadahead');
+    }
     this.ahead = new Readahead(options.maxReadahead);
     this.index = table.indexBlock.newIterator(table.comparator);
     this.data = new BlockIterator(table.comparator, NO_ENTRIES);
@@ -84,15 +96,15 @@ export class TableIterator implements InternalIterator {
   }
 
   /**
-   * See InternalIterator.seekIfMayMatch: the full-table filter, then the index and the per-block
+   * See InternalIterator.seekIfMayMatch: the full-table filter (unless `tableFilterAsked`), then the index and the per-block
    * filter of the block it points to. Why that block's filter suffices: the index points to the
    * first block whose separator is ≥ target; if every key of that block is below target, the seek
    * lands on the next block's first entry, and a separator (LevelDB's shortest separator, or a
    * block's last key) lies below the next block's first user key, which is then above target's.
    */
-  seekIfMayMatch(target: Uint8Array, probes: KeyProbes): boolean {
+  seekIfMayMatch(target: Uint8Array, probes: KeyProbes, tableFilterAsked = false): boolean {
     const table = this.checkOpen().table!;
-    if (!table.fullFilterMayMatch(probes)) return false;
+    if (!tableFilterAsked && !table.fullFilterMayMatch(probes)) return false;
     const index = this.index;
     index.seek(target);
     if (!index.valid()) {
@@ -139,9 +151,23 @@ export class TableIterator implements InternalIterator {
     return this.data.value();
   }
 
-  /** Releases the blocks and the table; idempotent. Any later call but `valid`/`close` throws CLOSED. */
+  /**
+   * @internal Table.newIterator: sets a closed recycled iterator up over `table` again, as the
+   * constructor would (unpositioned; the data iterator and readahead were cleared at close).
+   */
+  reopen(table: Table): void {
+    this.table = table;
+    this.index.setBlock(table.indexBlock);
+    this.dataOffset = -1;
+  }
+
+  /**
+   * Releases the blocks and the table; idempotent. Any later call but `valid`/`close` throws
+   * CLOSED (for a recycled iterator: until its table hands it out again).
+   */
   close(): void {
-    if (this.table === undefined) return;
+    const table = this.table;
+    if (table === undefined) return;
     this.table = undefined;
     this.dataLoaded = false;
     this.data.setBlock(NO_ENTRIES);
@@ -151,7 +177,11 @@ export class TableIterator implements InternalIterator {
     this.ahead.release();
     const onClose = this.onClose;
     this.onClose = undefined;
-    onClose?.();
+    try {
+      onClose?.();
+    } finally {
+      if (this.recycle) table.keepSpareIterator(this);
+    }
   }
 
   private checkOpen(): this {

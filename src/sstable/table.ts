@@ -178,6 +178,8 @@ export class Table implements ResidentHolder {
   private readonly dataIter: BlockIterator;
   private readonly handle = new BlockHandle();
   private closed = false;
+  /** A closed recycled iterator (TableIteratorOptions.recycle), handed out by the next newIterator that asks for one. */
+  private spareIterator: TableIterator | null = null;
   private readonly residentFiles: ResidentFiles | undefined;
   /**
    * The file's image, once admitted to `residentFiles`: the file's byte at offset o is at
@@ -395,7 +397,18 @@ export class Table implements ResidentHolder {
   /** A two-level iterator over every entry (see table-iterator.ts). Close it when done. */
   newIterator(options: TableIteratorOptions = {}): TableIterator {
     if (this.closed) throw closedError(this.path);
+    const spare = this.spareIterator;
+    if (spare !== null && options.recycle === true && options.fillCache === undefined && options.maxReadahead === undefined) {
+      this.spareIterator = null;
+      spare.reopen(this);
+      return spare;
+    }
     return new TableIterator(this, options);
+  }
+
+  /** @internal TableIterator.close of a recycled iterator: kept for the next newIterator (one per table, none once closed). */
+  keepSpareIterator(it: TableIterator): void {
+    if (!this.closed && this.spareIterator === null) this.spareIterator = it;
   }
 
   /**
@@ -415,6 +428,7 @@ export class Table implements ResidentHolder {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.spareIterator = null;
     if (this.ownsCacheId) this.blockCache?.eraseTable(this.cacheId);
     this.residentFiles?.release(this);
     this.dropImage();

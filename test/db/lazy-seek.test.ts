@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
+import { BlockedBloomFilterPolicy } from '../../src/filter/blocked-bloom.js';
+import type { FilterPolicy, FilterProbe } from '../../src/filter/policy.js';
 import { rng } from '../support/seed.js';
 
 const dirs: string[] = [];
@@ -97,6 +99,45 @@ describe('lazy seeks', () => {
       it.close();
       expect(got).toEqual([key(i), key(i - 1), key(i - 2)]);
     }
+    await db.close();
+  });
+
+  it('asks each table\'s whole-table filter once per seek: the level asks it, the table iterator does not again', async () => {
+    // The default whole-table filter, counting the questions asked of it through probes.
+    const inner = new BlockedBloomFilterPolicy(15);
+    let asked = 0;
+    const counting: FilterPolicy = {
+      name: inner.name,
+      createFilter: (keys) => inner.createFilter(keys),
+      keyMayMatch: (k, filter) => inner.keyMayMatch(k, filter),
+      newProbe(): FilterProbe {
+        const probe = inner.newProbe();
+        return {
+          setKey: (k) => probe.setKey(k),
+          mayMatch: (filter, start, end) => {
+            asked++;
+            return probe.mayMatch(filter, start, end);
+          },
+        };
+      },
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'sievekv-lazy-seek-'));
+    dirs.push(dir);
+    const db = await DB.open(dir, { tableFilterPolicy: counting });
+    db.batchSync(Array.from({ length: 2000 }, (_, i) => ({ type: 'put' as const, key: key(i), value: value(i) })));
+    await db.compactRange(); // one table, in one level; the memtable empty
+    expect(shape(db)).toMatch(/^\d:1$/);
+    const random = rng(11);
+    const seeks = 200;
+    asked = 0;
+    for (let n = 0; n < seeks; n++) {
+      const i = Math.floor(random() * 2000);
+      const it = db.iterator();
+      it.seek(key(i));
+      expect(it.nextSync()?.map(String)).toEqual([key(i), value(i)]);
+      it.close();
+    }
+    expect(asked).toBe(seeks);
     await db.close();
   });
 });
