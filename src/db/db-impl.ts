@@ -63,6 +63,7 @@ import {
   NO_LOCK,
   replayWal,
   REPLAY_LIMIT_WRITE_BUFFERS,
+  type SequenceChain,
   SilentInfoLog,
   syncFile,
   writerStamp,
@@ -284,12 +285,14 @@ export class DBImpl {
     let walBytes = 0;
     for (const [number, size] of sizes) if (!image.wals.has(number)) walBytes += size;
     run?.reserve(Math.min(walBytes, replayLimit));
+    const chain: SequenceChain = { next: -1 };
     for (const number of logs) {
       if (image.wals.has(number)) continue;
       const replay = replayWal(fs, logFileName(this.dir, number), {
         newest: number === newest,
         paranoid: options.paranoidChecks,
         info: this.#info,
+        chain,
         apply: (record, sequence, entries) => {
           if (run !== null) {
             run.addBatch(record, entries, sequence);
@@ -625,11 +628,13 @@ export class DBImpl {
     let maxSequence = versions.lastSequence;
     const run = this.#replayRun();
     run?.reserve(sizes.reduce((sum, size) => sum + size, 0));
+    const chain: SequenceChain = { next: -1 };
     for (const number of logs) {
       const replay = replayWal(fs, logFileName(this.dir, number), {
         newest: number === newest,
         paranoid: this.options.paranoidChecks,
         info: this.#info,
+        chain,
         apply: (record, sequence, entries) => {
           if (run !== null) run.addBatch(record, entries, sequence);
           else this.#applyBatch(record, sequence);

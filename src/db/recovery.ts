@@ -118,6 +118,23 @@ export interface WalReplayOptions {
    * Both are borrowed: valid during the call only.
    */
   apply: (record: Uint8Array, sequence: number, entries: BatchEntries) => void;
+  /**
+   * The sequence numbers' chain across the WALs of one replay (pass the same object to each, in
+   * order): see SequenceChain. Without it no gap is looked for.
+   */
+  chain?: SequenceChain;
+}
+
+/**
+ * Where a replay expects the next batch's first sequence number. A writer numbers its batches
+ * without a gap — each takes the sequence after the last one's entries, in one WAL and across
+ * WALs (LevelDB's too) — so a batch numbered past `next` means batches before it are missing: a
+ * WAL cut at a record boundary, or emptied, which reads as one ending cleanly. The replay treats
+ * that as damage (CORRUPTION under paranoidChecks, else counted as a skipped record). `next` is -1
+ * until the first batch is applied, and again after skipped damage (which explains a gap after it).
+ */
+export interface SequenceChain {
+  next: number;
 }
 
 /**
@@ -128,7 +145,10 @@ export function replayWal(fs: FileSystem, path: string, options: WalReplayOption
   const { paranoid, info } = options;
   const result: WalReplay = { maxSequence: 0, skippedRecords: 0, skippedBytes: 0, tornBytes: 0 };
   let pending: LogCorruption[] = [];
+  const chain = options.chain;
   const skip = (stretches: readonly LogCorruption[], why: string): void => {
+    // What the damage dropped leaves a gap: the chain starts again at the next batch applied.
+    if (chain !== undefined) chain.next = -1;
     const first = stretches[0]!;
     if (paranoid) {
       throw new SieveError(ErrorCode.CORRUPTION, `WAL damaged: ${first.reason} (${first.bytes} bytes; ${why})`, { file: path, offset: first.offset });
@@ -158,6 +178,13 @@ export function replayWal(fs: FileSystem, path: string, options: WalReplayOption
         continue;
       }
       const sequence = batchSequence(record, path, offset);
+      if (chain !== undefined) {
+        if (chain.next >= 0 && sequence > chain.next) {
+          const missing = `sequence numbers ${chain.next} to ${sequence - 1}`;
+          skip([{ offset, bytes: 0, kind: 'content', reason: `${missing} are missing before this batch`, fragmentsBefore: 0 }], 'a WAL before this point lost records');
+        }
+        chain.next = Math.max(chain.next, sequence + count);
+      }
       options.apply(record, sequence, entries);
       if (count > 0) result.maxSequence = Math.max(result.maxSequence, sequence + count - 1);
     }
