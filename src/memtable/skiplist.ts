@@ -152,6 +152,17 @@ function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: n
   return null;
 }
 
+/** True if the head's and each of `nodes`' level-0 links go to a node marked in `starts` (a bitmap of words) or nowhere. */
+function linksStayIn(words: Int32Array, starts: Uint32Array, nodes: Int32Array, n: number): boolean {
+  const first = words[NEXT]!;
+  if (first !== 0 && (starts[first >>> 5]! & (1 << (first & 31))) === 0) return false;
+  for (let i = 0; i < n; i++) {
+    const next = words[nodes[i]! + NEXT]!;
+    if (next !== 0 && (next < 0 || next >>> 5 >= starts.length || (starts[next >>> 5]! & (1 << (next & 31))) === 0)) return false;
+  }
+  return true;
+}
+
 export class SkipList {
   #buffer!: ListBuffer;
   #words!: Int32Array;
@@ -246,32 +257,43 @@ export class SkipList {
   }
 
   /**
-   * Every node's user key as `[start, end)` byte offsets in `bytes` (2 numbers per node) in storage order — the order the nodes
-   * were written in, not key order: one pass through memory in sequence, where following the
-   * links in key order costs a cache and TLB miss per node (a deferred Bloom filter's fill of a
-   * 22,000-entry image: 6-12 ms warm that way, BENCHMARKS.md, session 25). Null if the headers do
-   * not tile the words in use into exactly `count` nodes (storage the list did not write itself:
-   * the caller then follows the links).
+   * Every node's user key as `[start, end)` byte offsets in `bytes` (2 numbers per node) in storage
+   * order — the order the nodes were written in, not key order: one pass through memory in
+   * sequence, where following the links in key order costs a cache and TLB miss per node (a
+   * deferred Bloom filter's fill of a 22,000-entry image: 6-12 ms warm that way, BENCHMARKS.md,
+   * session 25). Null unless the storage is provably the linked nodes: the headers tile the words in
+   * use into exactly `count` nodes, each with lengths inside the storage, and the head's and every
+   * node's level-0 link goes to one of them or nowhere. With the level-0 chain known to visit
+   * `count` distinct nodes (a list's own storage, or one skipListStateProblem accepted), that makes
+   * the chain and the tiled nodes the same set: an image whose layout differs (a writer's bug
+   * under a valid checksum) is read along its links instead, and no key is left out.
    */
   userKeyRangesInStorage(): Int32Array | null {
     const words = this.#words;
     const top = this.#top;
     const n = this.#count;
+    const bytesPresent = top * 4;
     const out = new Int32Array(2 * n);
+    const nodes = new Int32Array(n);
+    const starts = new Uint32Array((top + 31) >>> 5);
     let node = HEAD_WORDS;
     let i = 0;
     while (node < top && i < n) {
       const height = words[node + HEIGHT]!;
       const keyLen = words[node + KEY_LEN]!;
       const valueLen = words[node + VALUE_LEN]!;
-      if (!(height >= 1 && height <= MAX_HEIGHT && keyLen >= 0 && valueLen >= 0)) return null;
+      // Each length against the storage first: two near 2^31 would wrap the sum below (>>> is mod 2^32).
+      if (!(height >= 1 && height <= MAX_HEIGHT && keyLen >= 0 && valueLen >= 0 && keyLen <= bytesPresent && valueLen <= bytesPresent)) return null;
       const start = (node + NEXT + height) << 2;
       out[2 * i] = start;
       out[2 * i + 1] = start + keyLen;
+      nodes[i] = node;
+      starts[node >>> 5]! |= 1 << (node & 31);
       i++;
       node += NEXT + height + ((keyLen + TRAILER + valueLen + 3) >>> 2);
     }
-    return node === top && i === n ? out : null;
+    if (node !== top || i !== n) return null;
+    return linksStayIn(words, starts, nodes, n) ? out : null;
   }
 
   /** Entries inserted. */

@@ -2,12 +2,14 @@
  * SkipList.userKeyRangesInStorage: every node's user key, read in the order the nodes lie in the
  * buffer (the deferred memtable filter's fill walks it so). Checked against the links' walk in
  * key order, for lists built by inserts in any order and by loadSorted, and for a list over
- * exported storage (an image's); storage that does not tile into the list's nodes gives null.
+ * exported storage (an image's); storage that is not provably the linked nodes gives null, and a
+ * memtable's filter is then filled along the links (no key of the list left out).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SkipList } from '../../src/memtable/skiplist.js';
-import { ValueType } from '../../src/format/internal-key.js';
+import { Lookup, MemTable } from '../../src/memtable/memtable.js';
+import { SkipList, skipListStateProblem } from '../../src/memtable/skiplist.js';
+import { ValueType, writeTrailer } from '../../src/format/internal-key.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 
@@ -72,4 +74,33 @@ describe('SkipList.userKeyRangesInStorage', () => {
     words[first] = 0;
     expect(SkipList.fromState(bad).userKeyRangesInStorage()).toBeNull();
   });
+
+  it('is null for an image whose linked node lies inside another node\'s value, and the memtable\'s filter still holds that key', () => {
+    // A review's reproduction: a list of one node 'a' with a 64-byte value; a node 'b' written
+    // inside that value, and the head linked to 'b' alone. skipListStateProblem accepts it (the
+    // chain holds one node, in order); the storage tiles into one node, 'a'.
+    const list = new SkipList(4096);
+    list.insert(new TextEncoder().encode('a'), 1, ValueType.VALUE, new Uint8Array(64));
+    const state = list.exportState();
+    const w = new Int32Array(state.buffer as ArrayBuffer);
+    const b = new Uint8Array(state.buffer as ArrayBuffer);
+    const a = list.first();
+    const valueStart = (a + 3 + w[a]!) * 4 + 1 + 8;
+    const inner = Math.ceil(valueStart / 4); // a word inside a's value
+    w[inner] = 1; // height
+    w[inner + 1] = 1; // key length
+    w[inner + 2] = 0; // value length
+    w[inner + 3] = 0; // level-0 link: none
+    b[(inner + 4) * 4] = 0x62; // 'b'
+    writeTrailer(b, (inner + 4) * 4 + 1, 1, ValueType.VALUE);
+    expect((inner + 4) * 4 + 9).toBeLessThanOrEqual(valueStart + 64);
+    for (let level = 0; level < 12; level++) w[3 + level] = 0;
+    w[3] = inner; // the head links 'b' only
+    const image = { ...state, height: 1 };
+    expect(skipListStateProblem(image, 10)).toBeNull();
+    expect(SkipList.fromState({ ...image, buffer: (state.buffer as ArrayBuffer).slice(0) }).userKeyRangesInStorage()).toBeNull();
+    const withFilter = new MemTable({ bloomBits: 1 << 16, state: { list: image, maxSequence: 1 } });
+    expect(withFilter.get(new TextEncoder().encode('b'), 10)).toBe(Lookup.FOUND);
+  });
 });
+
