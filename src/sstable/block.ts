@@ -270,6 +270,11 @@ export class BlockIterator {
     this.current = block.restartOffset;
   }
 
+  /** Bytes of its own the iterator keeps between blocks: its key buffer and the reverse-run cache. */
+  get retainedBytes(): number {
+    return this.keyBuf.length + this.runKeys.length + this.runEntries.byteLength;
+  }
+
   /** Re-targets the iterator at `block` (unpositioned); keeps the key buffer. */
   setBlock(block: Block): void {
     this.block = block;

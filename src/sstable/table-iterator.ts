@@ -34,13 +34,21 @@ export interface TableIteratorOptions {
    * Once closed, the iterator goes back to its table, which hands it out again (set up afresh) to
    * its next `newIterator` asking for one: a seek-and-read-one loop then makes no table, block or
    * readahead iterator per seek. The caller must drop every reference to it when it closes it.
-   * Only with the other options at their defaults. @defaultValue false
+   * Not with `fillCache: false` or a `maxReadahead`. @defaultValue false
    */
   recycle?: boolean;
 }
 
+/** The most bytes of buffers a closed recycled iterator may hold and still be kept by its table. */
+const SPARE_MAX_RETAINED = 4096;
+
 /** An empty block: the data iterator's target before any block is loaded. */
 const NO_ENTRIES = new Block(new Uint8Array(4));
+
+/** True if an iterator with `options` may be recycled: the default fill and readahead. */
+export function recyclable(options: TableIteratorOptions): boolean {
+  return options.fillCache !== false && options.maxReadahead === undefined;
+}
 
 export class TableIterator implements InternalIterator {
   /** Called once by `close()` (the table cache's release of its reference). */
@@ -63,7 +71,7 @@ export class TableIterator implements InternalIterator {
     this.table = table;
     this.fillCache = options.fillCache ?? true;
     this.recycle = options.recycle === true;
-    if (this.recycle && (options.fillCache === false || options.maxReadahead !== undefined)) {
+    if (this.recycle && !recyclable(options)) {
       throw invalidArgument('a recycled table iterator takes the default fillCache and maxReadahead');
     }
     this.ahead = new Readahead(options.maxReadahead);
@@ -180,7 +188,9 @@ export class TableIterator implements InternalIterator {
     try {
       onClose?.();
     } finally {
-      if (this.recycle) table.keepSpareIterator(this);
+      // One whose buffers grew (long keys, reverse steps) is left to the collector: a table
+      // keeps its spare as long as the table stays open.
+      if (this.recycle && this.index.retainedBytes + this.data.retainedBytes <= SPARE_MAX_RETAINED) table.keepSpareIterator(this);
     }
   }
 

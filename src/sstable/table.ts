@@ -45,7 +45,7 @@ import {
   PROPERTIES_BLOCK_NAME,
 } from './metaindex.js';
 import { decodeTableProperties, type TableProperties } from './table-properties.js';
-import { TableIterator, type TableIteratorOptions } from './table-iterator.js';
+import { recyclable, TableIterator, type TableIteratorOptions } from './table-iterator.js';
 import { TableStats } from './table-stats.js';
 
 /** Outcome of `Table.get` for one user key. */
@@ -398,7 +398,7 @@ export class Table implements ResidentHolder {
   newIterator(options: TableIteratorOptions = {}): TableIterator {
     if (this.closed) throw closedError(this.path);
     const spare = this.spareIterator;
-    if (spare !== null && options.recycle === true && options.fillCache === undefined && options.maxReadahead === undefined) {
+    if (spare !== null && options.recycle === true && recyclable(options)) {
       this.spareIterator = null;
       spare.reopen(this);
       return spare;

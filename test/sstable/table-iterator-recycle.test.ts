@@ -95,8 +95,11 @@ describe('recycled table iterators', () => {
     expect(a.newIterator(RECYCLE)).toBe(recycled);
   });
 
-  it('only with the default fill and readahead options', () => {
+  it('only with the default fill and readahead options (fillCache: true is the default)', () => {
     const { a } = twoTables();
+    const explicit = a.newIterator({ recycle: true, fillCache: true });
+    explicit.close();
+    expect(a.newIterator({ recycle: true, fillCache: true })).toBe(explicit);
     expect(() => a.newIterator({ recycle: true, fillCache: false })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
     expect(() => a.newIterator({ recycle: true, maxReadahead: 64 * 1024 })).toThrow(expect.objectContaining({ code: ErrorCode.INVALID_ARGUMENT }));
   });
@@ -112,4 +115,18 @@ describe('recycled table iterators', () => {
     b.close();
     expect(() => b.newIterator(RECYCLE)).toThrow(expect.objectContaining({ code: ErrorCode.CLOSED }));
   });
+
+  it('one whose buffers grew past a few KiB (long keys) is not kept', () => {
+    const fs = newMemFs();
+    const enc = new TextEncoder();
+    const long = sortEntries(Array.from({ length: 20 }, (_, i) => makeEntry(enc.encode(`${'k'.repeat(6000)}${String(i).padStart(3, '0')}`), i + 1, ValueType.VALUE, enc.encode('v'))));
+    buildTable(fs, '/db/000003.ldb', long, { blockSize: 256, compression: CompressionType.NONE });
+    const table = Table.open(fs, '/db/000003.ldb', { blockCache: new BlockCache(1 << 20) });
+    const it1 = table.newIterator(RECYCLE);
+    it1.seekToFirst();
+    expect(it1.valid()).toBe(true);
+    it1.close();
+    expect(table.newIterator(RECYCLE)).not.toBe(it1);
+  });
 });
+
