@@ -104,11 +104,12 @@ export class TableIterator implements InternalIterator {
   }
 
   /**
-   * See InternalIterator.seekIfMayMatch: the full-table filter (unless `tableFilterAsked`), then the index and the per-block
-   * filter of the block it points to. Why that block's filter suffices: the index points to the
-   * first block whose separator is ≥ target; if every key of that block is below target, the seek
-   * lands on the next block's first entry, and a separator (LevelDB's shortest separator, or a
-   * block's last key) lies below the next block's first user key, which is then above target's.
+   * See InternalIterator.seekIfMayMatch: the full-table filter (unless `tableFilterAsked`), then
+   * the index and the per-block filter of the block it points to. Why that block's filter
+   * suffices: the index points to the first block whose separator is ≥ target; if every key of
+   * that block is below target, the seek lands on the next block's first entry, and a separator
+   * (LevelDB's shortest separator, or a block's last key) lies below the next block's first user
+   * key, which is then above target's.
    */
   seekIfMayMatch(target: Uint8Array, probes: KeyProbes, tableFilterAsked = false): boolean {
     const table = this.checkOpen().table!;
