@@ -517,7 +517,11 @@ export class WorkerRunner implements JobRunner {
 
   /** Takes every message the worker has posted, without waiting. */
   #readPort(): void {
-    for (let m = this.#port === null ? undefined : receiveMessageOnPort(this.#port); m !== undefined; m = this.#port === null ? undefined : receiveMessageOnPort(this.#port)) {
+    // The port is looked up each time: a job's callback (in #receive) may close the runner.
+    for (;;) {
+      const port = this.#port;
+      const m = port === null ? undefined : receiveMessageOnPort(port);
+      if (m === undefined) return;
       this.#receive(m.message as WorkerMessage);
     }
   }
