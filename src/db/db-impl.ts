@@ -285,7 +285,9 @@ export class DBImpl {
     let walBytes = 0;
     for (const [number, size] of sizes) if (!image.wals.has(number)) walBytes += size;
     run?.reserve(Math.min(walBytes, replayLimit));
-    const chain: SequenceChain = { next: -1 };
+    // The image stands for its WALs' batches: the next WAL's first batch must follow its last
+    // sequence, as it would have to follow theirs replayed.
+    const chain: SequenceChain = { next: image.lastSequence > 0 ? image.lastSequence + 1 : -1 };
     for (const number of logs) {
       if (image.wals.has(number)) continue;
       const replay = replayWal(fs, logFileName(this.dir, number), {

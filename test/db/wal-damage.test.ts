@@ -179,7 +179,7 @@ describe('damage at the end of a WAL that is not the newest', () => {
     const newer = `/db/${String(number + 100).padStart(6, '0')}.log`;
     const batch = new WriteBatch();
     batch.put(new TextEncoder().encode('later'), new TextEncoder().encode('write'));
-    batch.setSequence(1000);
+    batch.setSequence(11); // right after the ten puts (1-10), as a writer numbers it
     const writer = new LogWriter(fs.createWritable(newer));
     writer.addRecord(batch.contents());
     writer.sync();
@@ -214,11 +214,13 @@ describe('damage at the end of a WAL that is not the newest', () => {
 describe('a WAL cut at a record boundary before a newer one: the batches lost show as a gap in the sequence', () => {
   /**
    * The ten-put WAL (sequences 1-10), then a newer WAL whose one batch continues at `sequence`, as
-   * a crash before their flush leaves; no memtable image (the open replays both WALs).
+   * a crash before their flush leaves; no memtable image (the open replays both WALs) unless
+   * `keepImage`: then the one the close wrote stands for the older WAL.
    */
-  async function twoWals(sequence: number): Promise<{ fs: MemFileSystem; older: string; newer: string; starts: number[] }> {
+  async function twoWals(sequence: number, { keepImage = false } = {}): Promise<{ fs: MemFileSystem; older: string; newer: string; starts: number[] }> {
     const { fs, wal, starts } = await tenSyncedPuts();
-    if (fs.exists('/db/MEMTABLE')) fs.remove('/db/MEMTABLE');
+    if (keepImage) expect(fs.exists('/db/MEMTABLE')).toBe(true);
+    else if (fs.exists('/db/MEMTABLE')) fs.remove('/db/MEMTABLE');
     const number = Number(wal.slice('/db/'.length, -'.log'.length));
     const newer = `/db/${String(number + 100).padStart(6, '0')}.log`;
     const batch = new WriteBatch();
@@ -266,6 +268,33 @@ describe('a WAL cut at a record boundary before a newer one: the batches lost sh
     expect(err.code).toBe('CORRUPTION');
     expect(err.file).toBe(older);
     expect(err.message).toMatch(/sequence numbers 4 to 5 are missing/);
+  });
+
+  it('with the memtable image standing for the older WAL, a gap after it is found all the same', async () => {
+    // The image (written by the close) holds sequences 1-10; batches 11-13 went with a WAL lost
+    // whole between it and the newer one.
+    const { fs } = await twoWals(14, { keepImage: true });
+    const err = await openError(fs);
+    expect(err.code).toBe('CORRUPTION');
+    expect(err.message).toMatch(/sequence numbers 11 to 13 are missing/);
+    // The image was taken, not the older WAL replayed: only the newer WAL was read, and the LOG
+    // says nothing of an image not used.
+    const db = await DB.open('/db', { ...OPTIONS, fs, paranoidChecks: false });
+    expect(await present(db)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(db.getSync('later')?.toString()).toBe('write');
+    expect(JSON.parse(db.getProperty('sievekv.stats')!).walRecordsSkipped).toBe(1);
+    await db.close();
+    expect(new TextDecoder().decode(fs.readFile('/db/LOG'))).not.toMatch(/memtable image not used/);
+  });
+
+  it('with the memtable image, a newer WAL that follows on opens clean', async () => {
+    const { fs } = await twoWals(11, { keepImage: true });
+    const db = await DB.open('/db', { ...OPTIONS, fs });
+    expect(await present(db)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(db.getSync('later')?.toString()).toBe('write');
+    expect(JSON.parse(db.getProperty('sievekv.stats')!).walRecordsSkipped).toBe(0);
+    await db.close();
+    expect(new TextDecoder().decode(fs.readFile('/db/LOG'))).not.toMatch(/memtable image not used/);
   });
 });
 
