@@ -35,9 +35,17 @@
  * replaced it with a live lock, that lock is linked back and the judging starts over. Release
  * removes the lock file only if it still holds this lock's token.
  *
+ * LevelDB's and RocksDB's lock. They hold an fcntl lock on `LOCK`, which Node cannot take or
+ * test; on Linux the kernel lists it in /proc/locks, by the file's device and inode. Once the
+ * lock file is ours, a lock listed there on `LOCK` (compared as `stat` gives them, before this
+ * process opens `LOCK`: closing any descriptor of a file drops the process's own fcntl locks on
+ * it) makes the open LOCKED, naming the process.
+ *
  * Limits. A pid means nothing in another pid namespace or on another machine: do not share one
- * database directory between containers or over a network file system. LevelDB's fcntl lock is
- * invisible from here: do not open one directory with LevelDB and sievekv at once. Three openers
+ * database directory between containers or over a network file system. The fcntl check is one
+ * way and Linux only: LevelDB opening a directory sievekv holds does not see sievekv's lock, and
+ * where /proc/locks is missing or names another device than `stat` (some overlay file systems),
+ * LevelDB's lock is not seen either: do not open one directory with LevelDB and sievekv at once. Three openers
  * racing on one stale lock can, in the instant between a mistaken take-over and the link back,
  * let the third in beside the live holder.
  */
@@ -267,6 +275,11 @@ export function lockDirectory(path: string): FileLock {
       throw wrap('unlock', pidPath, err);
     }
   };
+  const other = fcntlLockHolder(path);
+  if (other !== undefined) {
+    release();
+    throw lockedError(path, other);
+  }
   try {
     fs.closeSync(fs.openSync(path, 'a')); // LevelDB's LOCK file, empty, for LevelDB's sake.
   } catch (err) {
@@ -274,4 +287,34 @@ export function lockDirectory(path: string): FileLock {
     throw wrap('lock', path, err);
   }
   return { release };
+}
+
+/**
+ * Who holds a kernel lock on the file `path` (LevelDB's and RocksDB's fcntl lock on `LOCK`) as
+ * `locks` (the text of /proc/locks) lists it, or undefined: none, no such file, or no /proc/locks.
+ * A line: `1: POSIX  ADVISORY  WRITE 4224 fe:00:2261545 0 EOF` (major and minor in hex, then the
+ * inode); a waiter's line has `->` after the number and holds nothing yet.
+ */
+export function fcntlLockHolder(path: string, locks: string | undefined = readOrUndefined('/proc/locks')): string | undefined {
+  if (locks === undefined || locks === '') return undefined;
+  let stat: fs.BigIntStats;
+  try {
+    stat = fs.statSync(path, { bigint: true });
+  } catch {
+    return undefined;
+  }
+  // glibc's major() and minor() of st_dev.
+  const major = ((stat.dev >> 8n) & 0xfffn) | ((stat.dev >> 32n) & ~0xfffn);
+  const minor = (stat.dev & 0xffn) | ((stat.dev >> 12n) & ~0xffn);
+  for (const line of locks.split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    if (fields[1] === '->') continue;
+    const at = fields.findIndex((f) => /^[0-9a-f]+:[0-9a-f]+:\d+$/i.test(f));
+    if (at < 2) continue;
+    const [maj, min, ino] = fields[at]!.split(':') as [string, string, string];
+    if (BigInt(`0x${maj}`) === major && BigInt(`0x${min}`) === minor && BigInt(ino) === stat.ino) {
+      return `process ${fields[at - 1]} (its ${fields[1]} lock on LOCK, as LevelDB and RocksDB take)`;
+    }
+  }
+  return undefined;
 }

@@ -1,17 +1,20 @@
 /**
  * The directory lock (src/fs/node-lock.ts): across processes a live holder blocks and a SIGKILLed
  * one does not; inside one process it holds whatever path or thread the second open comes from;
- * and the lock file's content decides, never its mere presence or a path string.
+ * and the lock file's content decides, never its mere presence or a path string. A directory
+ * LevelDB holds (its fcntl lock, as Linux lists it) is LOCKED too.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { threadId, Worker } from 'node:worker_threads';
+import { ClassicLevel } from 'classic-level';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { isSieveError, type SieveError } from '../../src/errors.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
+import { fcntlLockHolder } from '../../src/fs/node-lock.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -210,5 +213,47 @@ describe('NodeFileSystem.lock inside one process', () => {
     expect(lockError(() => fs.lock(lockPath)).code).toBe('LOCKED');
     second.release();
     fs.lock(lockPath).release();
+  });
+});
+
+describe("LevelDB's fcntl lock (Linux's /proc/locks)", () => {
+  it.skipIf(!existsSync('/proc/locks'))('a directory LevelDB (classic-level) holds open is LOCKED, naming the process; LevelDB keeps its lock', async () => {
+    const dir = newDir();
+    const ldb = new ClassicLevel(dir);
+    await ldb.open();
+    try {
+      const err = await DB.open(dir).then(
+        (db) => db.close().then(() => null),
+        (e: unknown) => e as SieveError,
+      );
+      expect(isSieveError(err) && err.code).toBe('LOCKED');
+      expect(err!.message).toContain(`process ${process.pid}`);
+      // Nothing of sievekv's is left, and LevelDB's lock was not dropped by the attempt.
+      expect(existsSync(join(dir, 'LOCK.pid'))).toBe(false);
+      expect(fcntlLockHolder(join(dir, 'LOCK'))).toContain(`process ${process.pid}`);
+      await ldb.put('k', 'v');
+    } finally {
+      await ldb.close();
+    }
+    expect(fcntlLockHolder(join(dir, 'LOCK'))).toBeUndefined();
+    const db = await DB.open(dir);
+    expect(db.getSync('k')?.toString()).toBe('v');
+    await db.close();
+  });
+
+  it('reads /proc/locks lines by device and inode: holders count, waiters and other files do not', () => {
+    const dir = newDir();
+    const path = join(dir, 'LOCK');
+    writeFileSync(path, '');
+    const stat = statSync(path, { bigint: true });
+    const major = ((stat.dev >> 8n) & 0xfffn) | ((stat.dev >> 32n) & ~0xfffn);
+    const minor = (stat.dev & 0xffn) | ((stat.dev >> 12n) & ~0xffn);
+    const id = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${stat.ino}`;
+    const other = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${stat.ino + 1n}`;
+    expect(fcntlLockHolder(path, `1: POSIX  ADVISORY  WRITE 4224 ${id} 0 EOF\n`)).toBe('process 4224 (its POSIX lock on LOCK, as LevelDB and RocksDB take)');
+    expect(fcntlLockHolder(path, `1: OFDLCK ADVISORY  WRITE -1 ${other} 0 EOF\n2: FLOCK  ADVISORY  WRITE 77 ${id} 0 EOF\n`)).toContain('process 77 (its FLOCK lock');
+    expect(fcntlLockHolder(path, `1: POSIX  ADVISORY  WRITE 4224 ${other} 0 EOF\n1: -> POSIX  ADVISORY  WRITE 99 ${id} 0 EOF\n`)).toBeUndefined();
+    expect(fcntlLockHolder(path, '')).toBeUndefined();
+    expect(fcntlLockHolder(join(dir, 'missing'), `1: POSIX  ADVISORY  WRITE 4224 ${id} 0 EOF\n`)).toBeUndefined();
   });
 });
