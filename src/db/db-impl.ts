@@ -277,6 +277,7 @@ export class DBImpl {
     const replayLimit = REPLAY_LIMIT_WRITE_BUFFERS * options.writeBufferSize;
     const image = this.#adoptMemTableImage(logs, sizes, replayLimit);
     let maxSequence = Math.max(versions.lastSequence, image.lastSequence);
+    let replayedSequence = image.lastSequence;
     const damagedLogs: number[] = [];
     let tornBytes = 0;
     let flushedDuringReplay = false;
@@ -285,8 +286,8 @@ export class DBImpl {
     let walBytes = 0;
     for (const [number, size] of sizes) if (!image.wals.has(number)) walBytes += size;
     run?.reserve(Math.min(walBytes, replayLimit));
-    // The image stands for its WALs' batches: the next WAL's first batch must follow its last
-    // sequence, as it would have to follow theirs replayed.
+    // The image stands for its WALs' batches: the first batch replayed after them must follow its
+    // last sequence, as it would have to follow theirs replayed.
     const chain: SequenceChain = { next: image.lastSequence > 0 ? image.lastSequence + 1 : -1 };
     for (const number of logs) {
       if (image.wals.has(number)) continue;
@@ -310,6 +311,7 @@ export class DBImpl {
         },
       });
       maxSequence = Math.max(maxSequence, replay.maxSequence);
+      replayedSequence = Math.max(replayedSequence, replay.maxSequence);
       this.stats.walRecordsSkipped += replay.skippedRecords;
       this.stats.walBytesSkipped += replay.skippedBytes;
       this.stats.walTornBytes += replay.tornBytes;
@@ -320,7 +322,13 @@ export class DBImpl {
     versions.lastSequence = maxSequence;
     const replayed = this.regions.some((r) => r.mem.count > 0);
     const inBackground =
-      replayed && mayFlushReplayInBackground({ flushedDuringReplay, tornBytes, damagedWals: damagedLogs.length, prevLogNumber: versions.prevLogNumber });
+      replayed && mayFlushReplayInBackground({
+        flushedDuringReplay,
+        tornBytes,
+        damagedWals: damagedLogs.length,
+        prevLogNumber: versions.prevLogNumber,
+        sequenceAhead: versions.lastSequence > replayedSequence,
+      });
     // The WALs a background flush leaves live must hold what readers will see through a crash, as
     // the table LevelDB writes here would: a process killed after unsynced writes leaves them in
     // the page cache only. Those the memtable image stands for need no sync if the close that

@@ -131,7 +131,8 @@ export interface WalReplayOptions {
  * WALs (LevelDB's too) — so a batch numbered past `next` means batches before it are missing: a
  * WAL cut at a record boundary, or emptied, which reads as one ending cleanly. The replay treats
  * that as damage (CORRUPTION under paranoidChecks, else counted as a skipped record). `next` is -1
- * until the first batch is applied, and again after skipped damage (which explains a gap after it).
+ * until the first batch is applied (or the sequence after a memtable image's last, when the open
+ * took one), and again after skipped damage (which explains a gap after it).
  */
 export interface SequenceChain {
   next: number;
@@ -224,6 +225,11 @@ export interface WalsReplayed {
   readonly damagedWals: number;
   /** The MANIFEST's previous log number (non-zero only in a database an old LevelDB wrote). */
   readonly prevLogNumber: number;
+  /**
+   * The MANIFEST's last sequence is past every batch replayed (and the memtable image's): a power
+   * loss took writes that were never synced from the WALs' end, after an install had logged them.
+   */
+  readonly sequenceAhead: boolean;
 }
 
 /**
@@ -236,11 +242,16 @@ export interface WalsReplayed {
  * - no damage was skipped: such a WAL moves to `lost/` (and its replay would report it again);
  * - no table was written during the replay: it holds part of a WAL that would stay live, whose
  *   entries a crash would then replay a second time;
- * - no previous log number: the log number alone must say which WALs are live.
+ * - no previous log number: the log number alone must say which WALs are live;
+ * - the MANIFEST's last sequence is not past what was replayed: the fresh WAL's first batch then
+ *   numbers past a hole, and with these WALs replayed before it the next open would read the hole
+ *   as batches lost (SequenceChain), on a healthy database.
  * Otherwise the open writes the memtables to level 0 itself (LevelDB's way) and starts clean.
  */
 export function mayFlushReplayInBackground(replayed: WalsReplayed): boolean {
-  return !replayed.flushedDuringReplay && replayed.tornBytes === 0 && replayed.damagedWals === 0 && replayed.prevLogNumber === 0;
+  return (
+    !replayed.flushedDuringReplay && replayed.tornBytes === 0 && replayed.damagedWals === 0 && replayed.prevLogNumber === 0 && !replayed.sequenceAhead
+  );
 }
 
 /** fdatasyncs the file at `path` (a WAL a replay read, which the previous process may not have synced). */
