@@ -44,10 +44,10 @@
  * Limits. A pid means nothing in another pid namespace or on another machine: do not share one
  * database directory between containers or over a network file system. The fcntl check is one
  * way and Linux only: LevelDB opening a directory sievekv holds does not see sievekv's lock, and
- * where /proc/locks is missing or names another device than `stat` (some overlay file systems),
- * LevelDB's lock is not seen either: do not open one directory with LevelDB and sievekv at once. Three openers
- * racing on one stale lock can, in the instant between a mistaken take-over and the link back,
- * let the third in beside the live holder.
+ * where /proc/locks is missing or names another device than `stat` (btrfs, some overlay file
+ * systems), LevelDB's lock is not seen either: do not open one directory with LevelDB and sievekv
+ * at once. Three openers racing on one stale lock can, in the instant between a mistaken
+ * take-over and the link back, let the third in beside the live holder.
  */
 import process from 'node:process';
 import * as fs from 'node:fs';
@@ -277,8 +277,14 @@ export function lockDirectory(path: string): FileLock {
   };
   const other = fcntlLockHolder(path);
   if (other !== undefined) {
-    release();
-    throw lockedError(path, other);
+    const locked = lockedError(path, other);
+    try {
+      release();
+    } catch {
+      // LOCKED says what happened; a pid file left behind names this process, which a later open
+      // after this one exits takes for stale.
+    }
+    throw locked;
   }
   try {
     fs.closeSync(fs.openSync(path, 'a')); // LevelDB's LOCK file, empty, for LevelDB's sake.
@@ -313,7 +319,10 @@ export function fcntlLockHolder(path: string, locks: string | undefined = readOr
     if (at < 2) continue;
     const [maj, min, ino] = fields[at]!.split(':') as [string, string, string];
     if (BigInt(`0x${maj}`) === major && BigInt(`0x${min}`) === minor && BigInt(ino) === stat.ino) {
-      return `process ${fields[at - 1]} (its ${fields[1]} lock on LOCK, as LevelDB and RocksDB take)`;
+      const kind = fields[1];
+      if (kind === 'POSIX') return `process ${fields[at - 1]} (its POSIX lock on LOCK, as LevelDB and RocksDB take)`;
+      if (kind === 'OFDLCK') return 'an open file description lock on LOCK (the kernel names no process)';
+      return `process ${fields[at - 1]} (its ${kind} lock on LOCK)`;
     }
   }
   return undefined;

@@ -252,6 +252,7 @@ describe("LevelDB's fcntl lock (Linux's /proc/locks)", () => {
     const other = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${stat.ino + 1n}`;
     expect(fcntlLockHolder(path, `1: POSIX  ADVISORY  WRITE 4224 ${id} 0 EOF\n`)).toBe('process 4224 (its POSIX lock on LOCK, as LevelDB and RocksDB take)');
     expect(fcntlLockHolder(path, `1: OFDLCK ADVISORY  WRITE -1 ${other} 0 EOF\n2: FLOCK  ADVISORY  WRITE 77 ${id} 0 EOF\n`)).toContain('process 77 (its FLOCK lock');
+    expect(fcntlLockHolder(path, `1: OFDLCK ADVISORY  WRITE -1 ${id} 0 EOF\n`)).toBe('an open file description lock on LOCK (the kernel names no process)');
     expect(fcntlLockHolder(path, `1: POSIX  ADVISORY  WRITE 4224 ${other} 0 EOF\n1: -> POSIX  ADVISORY  WRITE 99 ${id} 0 EOF\n`)).toBeUndefined();
     expect(fcntlLockHolder(path, '')).toBeUndefined();
     expect(fcntlLockHolder(join(dir, 'missing'), `1: POSIX  ADVISORY  WRITE 4224 ${id} 0 EOF\n`)).toBeUndefined();
