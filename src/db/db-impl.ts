@@ -276,7 +276,7 @@ export class DBImpl {
     const edit = new VersionEdit();
     const replayLimit = REPLAY_LIMIT_WRITE_BUFFERS * options.writeBufferSize;
     const image = this.#adoptMemTableImage(logs, sizes, replayLimit);
-    let maxSequence = Math.max(versions.lastSequence, image.lastSequence);
+    const manifestSequence = versions.lastSequence;
     let replayedSequence = image.lastSequence;
     const damagedLogs: number[] = [];
     let tornBytes = 0;
@@ -310,7 +310,6 @@ export class DBImpl {
           }
         },
       });
-      maxSequence = Math.max(maxSequence, replay.maxSequence);
       replayedSequence = Math.max(replayedSequence, replay.maxSequence);
       this.stats.walRecordsSkipped += replay.skippedRecords;
       this.stats.walBytesSkipped += replay.skippedBytes;
@@ -319,7 +318,7 @@ export class DBImpl {
       if (replay.skippedRecords > 0) damagedLogs.push(number);
     }
     if (run !== null) this.#drainRun(run, true);
-    versions.lastSequence = maxSequence;
+    versions.lastSequence = Math.max(manifestSequence, replayedSequence);
     const replayed = this.regions.some((r) => r.mem.count > 0);
     const inBackground =
       replayed && mayFlushReplayInBackground({
@@ -327,7 +326,7 @@ export class DBImpl {
         tornBytes,
         damagedWals: damagedLogs.length,
         prevLogNumber: versions.prevLogNumber,
-        sequenceAhead: versions.lastSequence > replayedSequence,
+        sequenceAhead: manifestSequence > replayedSequence,
       });
     // The WALs a background flush leaves live must hold what readers will see through a crash, as
     // the table LevelDB writes here would: a process killed after unsynced writes leaves them in

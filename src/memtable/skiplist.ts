@@ -154,13 +154,14 @@ function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: n
 
 /** True if the head's and each of `nodes`' level-0 links go to a node marked in `starts` (a bitmap of words) or nowhere. */
 function linksStayIn(words: Int32Array, starts: Uint32Array, nodes: Int32Array, n: number): boolean {
-  const first = words[NEXT]!;
-  if (first !== 0 && (starts[first >>> 5]! & (1 << (first & 31))) === 0) return false;
-  for (let i = 0; i < n; i++) {
-    const next = words[nodes[i]! + NEXT]!;
-    if (next !== 0 && (next < 0 || next >>> 5 >= starts.length || (starts[next >>> 5]! & (1 << (next & 31))) === 0)) return false;
-  }
+  if (!linkStaysIn(words[NEXT]!, starts)) return false;
+  for (let i = 0; i < n; i++) if (!linkStaysIn(words[nodes[i]! + NEXT]!, starts)) return false;
   return true;
+}
+
+/** True if the link `next` is nowhere (0) or a word marked in `starts`. */
+function linkStaysIn(next: number, starts: Uint32Array): boolean {
+  return next === 0 || (next > 0 && next >>> 5 < starts.length && (starts[next >>> 5]! & (1 << (next & 31))) !== 0);
 }
 
 export class SkipList {
