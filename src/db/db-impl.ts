@@ -24,7 +24,7 @@
  * acknowledged write from the WAL and the tables.
  */
 import { performance } from 'node:perf_hooks';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { invalidArgument, isSieveError, notSupported, SieveError, ErrorCode, ioError } from '../errors.js';
 import type { FileLock, FileSystem } from '../fs/file-system.js';
 import { isNotFound, removeOffThread } from '../fs/file-system.js';
@@ -48,7 +48,8 @@ import {
 } from './memtable-image.js';
 import { ValueType } from '../format/internal-key.js';
 import type { ResolvedOptions } from '../options.js';
-import { currentFileName, FileType, lockFileName, logFileName, parseFileName } from '../version/filenames.js';
+import { currentFileName, descriptorFileName, FileType, lockFileName, logFileName, parseFileName } from '../version/filenames.js';
+import { closedAsMarked, closeMark } from './close-mark.js';
 import { NUM_LEVELS, VersionEdit } from '../version/version-edit.js';
 import type { Version } from '../version/version.js';
 import { VersionSet } from '../version/version-set.js';
@@ -236,7 +237,8 @@ export class DBImpl {
     } else if (!fs.exists(dir)) {
       throw invalidArgument(`${dir} does not exist (createIfMissing is false)`);
     }
-    const lock = fs.lock(lockFileName(dir));
+    // Another program's lock is looked for unless the directory is as sievekv's last clean close left it.
+    const lock = fs.lock(lockFileName(dir), { foreignCheck: !closedAsMarked(fs, dir) });
     let db: DBImpl | undefined;
     try {
       const info = new InfoLog(fs, dir);
@@ -1269,6 +1271,7 @@ export class DBImpl {
     await stopping;
     if (this.#versions.logNumber !== logNumber) this.#leaveMemTableImage({ walsSynced });
     await this.#removalsSettled();
+    this.#markClosed();
     this.#closeFiles();
     // Nothing reads the memtables now (iterators ended, the image written, no job running):
     // their arenas go to the next database opened (memtable/arena-pool.ts).
@@ -1350,6 +1353,21 @@ export class DBImpl {
     } catch (err) {
       this.#info.log(`could not write the memtable image: ${(err as Error).message}`);
       this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));
+    }
+  }
+
+  /**
+   * The close mark (close-mark.ts), the info log's last line, after a close with no background
+   * error: the next open may then skip looking for another program's lock.
+   */
+  #markClosed(): void {
+    if (this.readOnly || this.#bgError !== null) return;
+    const number = this.#versions.manifestFileNumber;
+    try {
+      const name = basename(descriptorFileName(this.dir, number));
+      this.#info.log(closeMark(name, this.fs.size(join(this.dir, name))));
+    } catch {
+      // No mark: the next open looks for the lock.
     }
   }
 

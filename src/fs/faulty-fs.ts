@@ -15,7 +15,7 @@
  * EIO). `exists` never fails.
  */
 import { ioError, type SieveError } from '../errors.js';
-import { removeOffThread, type FileLock, type FileSystem, type RandomAccessFile, type WritableFile } from './file-system.js';
+import { removeOffThread, type FileLock, type FileSystem, type LockOptions, type RandomAccessFile, type WritableFile } from './file-system.js';
 
 export type FsOperation =
   | 'create'
@@ -239,8 +239,8 @@ export class FaultyFileSystem implements FileSystem {
     this.inner.syncDir(dir);
   }
 
-  lock(path: string): FileLock {
+  lock(path: string, options?: LockOptions): FileLock {
     this.#guard('lock', path);
-    return this.inner.lock(path);
+    return this.inner.lock(path, options);
   }
 }

@@ -55,9 +55,21 @@ export interface FileSystem {
    * Takes the exclusive lock on `path` for one open database: throws SieveError LOCKED, naming the
    * holder, if another open database holds it — in another live process, or in this one (any
    * thread, through any path that reaches the same file). A lock left by a process that no longer
-   * exists is taken over; one whose holder may still be alive never is.
+   * exists is taken over; one whose holder may still be alive never is. Where it can, it also
+   * refuses a file another program (LevelDB, RocksDB) holds a kernel lock on, unless
+   * `options.foreignCheck` is false.
    */
-  lock(path: string): FileLock;
+  lock(path: string, options?: LockOptions): FileLock;
+}
+
+/** How `FileSystem.lock` takes a lock. */
+export interface LockOptions {
+  /**
+   * Look for another program's kernel lock on the file (node-lock.ts). False when the caller knows
+   * no such program has opened the directory since sievekv closed it (db/close-mark.ts).
+   * @defaultValue true
+   */
+  readonly foreignCheck?: boolean;
 }
 
 /** An append-only file. Legal call order: `append`* then `sync`/`syncAsync` any time, `close` once. */

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { ioError, SieveError } from '../errors.js';
-import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './file-system.js';
+import type { FileLock, FileSystem, LockOptions, RandomAccessFile, WritableFile } from './file-system.js';
 import { lockDirectory } from './node-lock.js';
 
 function wrap(op: string, path: string, err: unknown): SieveError {
@@ -250,7 +250,7 @@ export class NodeFileSystem implements FileSystem {
     }
   }
 
-  lock(path: string): FileLock {
-    return lockDirectory(path);
+  lock(path: string, options?: LockOptions): FileLock {
+    return lockDirectory(path, options?.foreignCheck ?? true);
   }
 }

@@ -39,7 +39,9 @@
  * test; on Linux the kernel lists it in /proc/locks, by the file's device and inode. Once the
  * lock file is ours, a lock listed there on `LOCK` (compared as `stat` gives them, before this
  * process opens `LOCK`: closing any descriptor of a file drops the process's own fcntl locks on
- * it) makes the open LOCKED, naming the process.
+ * it) makes the open LOCKED, naming the process. Reading /proc/locks waits out an RCU grace
+ * period in the kernel (5-15 ms), so the open skips it when the directory is as sievekv's last
+ * clean close left it (`foreignCheck` false; db/close-mark.ts says why that rules LevelDB out).
  *
  * Limits. A pid means nothing in another pid namespace or on another machine: do not share one
  * database directory between containers or over a network file system. The fcntl check is one
@@ -251,8 +253,11 @@ function lockedError(path: string, who: string): SieveError {
  */
 const randomBytes = (n: number): Buffer => (createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).randomBytes(n);
 
-/** Takes the lock `path` (LevelDB's LOCK name) for this database: see the file header. */
-export function lockDirectory(path: string): FileLock {
+/**
+ * Takes the lock `path` (LevelDB's LOCK name) for this database: see the file header. With
+ * `foreignCheck` false, another program's fcntl lock is not looked for (db/close-mark.ts).
+ */
+export function lockDirectory(path: string, foreignCheck = true): FileLock {
   const pidPath = `${path}.pid`;
   const token = `${process.pid}-${threadId}-${randomBytes(8).toString('hex')}`;
   const line = `${process.pid} ${ownStart} ${threadId} ${token}\n`;
@@ -275,7 +280,7 @@ export function lockDirectory(path: string): FileLock {
       throw wrap('unlock', pidPath, err);
     }
   };
-  const other = fcntlLockHolder(path);
+  const other = foreignCheck ? fcntlLockHolder(path) : undefined;
   if (other !== undefined) {
     const locked = lockedError(path, other);
     try {

@@ -5,7 +5,7 @@
  * (`DB.repair`) in one, to show how far it got. Nothing else changes: errors, files and bytes are
  * the inner file system's.
  */
-import { removeOffThread, type FileLock, type FileSystem, type RandomAccessFile, type WritableFile } from '../fs/file-system.js';
+import { removeOffThread, type FileLock, type FileSystem, type LockOptions, type RandomAccessFile, type WritableFile } from '../fs/file-system.js';
 
 export class CountingFileSystem implements FileSystem {
   /** Bytes read so far. */
@@ -84,7 +84,7 @@ export class CountingFileSystem implements FileSystem {
     this.inner.syncDir(dir);
   }
 
-  lock(path: string): FileLock {
-    return this.inner.lock(path);
+  lock(path: string, options?: LockOptions): FileLock {
+    return this.inner.lock(path, options);
   }
 }

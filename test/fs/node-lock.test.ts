@@ -15,6 +15,7 @@ import { DB } from '../../src/db.js';
 import { isSieveError, type SieveError } from '../../src/errors.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { fcntlLockHolder } from '../../src/fs/node-lock.js';
+import { closedAsMarked } from '../../src/db/close-mark.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -240,6 +241,51 @@ describe("LevelDB's fcntl lock (Linux's /proc/locks)", () => {
     expect(db.getSync('k')?.toString()).toBe('v');
     await db.close();
   });
+
+  it.skipIf(!existsSync('/proc/locks'))('a directory sievekv closed cleanly is LOCKED once LevelDB opened it (its open ends the close mark)', async () => {
+    const dir = newDir();
+    const db = await DB.open(dir);
+    await db.put('a', '1');
+    await db.close();
+    expect(closedAsMarked(new NodeFileSystem(), dir)).toBe(true);
+    const ldb = new ClassicLevel(dir);
+    await ldb.open();
+    try {
+      expect(closedAsMarked(new NodeFileSystem(), dir)).toBe(false);
+      const err = await DB.open(dir).then(
+        (d) => d.close().then(() => null),
+        (e: unknown) => e as SieveError,
+      );
+      expect(isSieveError(err) && err.code).toBe('LOCKED');
+      expect(await ldb.get('a')).toBe('1');
+    } finally {
+      await ldb.close();
+    }
+  });
+
+  it.skipIf(!existsSync('/proc/locks') || !existsSync('/usr/bin/flock'))(
+    'after a clean close, a lock taken without touching the directory is not looked for; once LOG changes, it is',
+    async () => {
+      const dir = newDir();
+      await (await DB.open(dir)).close();
+      // flock(1) holds a kernel lock on LOCK and writes nothing (the close mark's documented limit).
+      // Its own group, so that the kill ends the sleep too (it inherits the locked descriptor).
+      const holder = spawn('/usr/bin/flock', [join(dir, 'LOCK'), 'sleep', '60'], { stdio: 'ignore', detached: true });
+      try {
+        for (let i = 0; i < 200 && fcntlLockHolder(join(dir, 'LOCK')) === undefined; i++) await new Promise((r) => setTimeout(r, 25));
+        expect(fcntlLockHolder(join(dir, 'LOCK'))).toContain('FLOCK lock');
+        await (await DB.open(dir)).close(); // the mark held: no look at /proc/locks
+        writeFileSync(join(dir, 'LOG'), 'another program\'s log\n', { flag: 'a' });
+        const err = await DB.open(dir).then(
+          (d) => d.close().then(() => null),
+          (e: unknown) => e as SieveError,
+        );
+        expect(isSieveError(err) && err.code).toBe('LOCKED');
+      } finally {
+        process.kill(-holder.pid!, 'SIGKILL');
+      }
+    },
+  );
 
   it('reads /proc/locks lines by device and inode: holders count, waiters and other files do not', () => {
     const dir = newDir();
