@@ -10,8 +10,8 @@
  * (LevelDB's `reuse_logs` keeps the MANIFEST but still rewrites `LOG`). So after one of them opened
  * it, `LOG` no longer ends in the mark, or CURRENT or the MANIFEST no longer match it, and the open
  * looks for the lock. What it misses: a program that takes a lock on `LOCK` and writes none of
- * those files (a LevelDB opened with both `reuse_logs` and its own `info_log` writes nothing
- * there until its first write).
+ * those files (a LevelDB opened with both `reuse_logs` and its own `info_log` changes none of them
+ * until its first flush or compaction).
  *
  * The mark is a hint, never trusted for more: it only decides whether the lock check runs. A LOG
  * too short to hold it, a torn or other last line, an unreadable CURRENT: the check runs.

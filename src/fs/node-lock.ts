@@ -302,18 +302,19 @@ export function lockDirectory(path: string, foreignCheck = true): FileLock {
 
 /**
  * Who holds a kernel lock on the file `path` (LevelDB's and RocksDB's fcntl lock on `LOCK`) as
- * `locks` (the text of /proc/locks) lists it, or undefined: none, no such file, or no /proc/locks.
- * A line: `1: POSIX  ADVISORY  WRITE 4224 fe:00:2261545 0 EOF` (major and minor in hex, then the
+ * `locks` (the text of /proc/locks, read only once `path` is found to exist) lists it, or
+ * undefined: none, no such file, or no /proc/locks. A line: `1: POSIX  ADVISORY  WRITE 4224 fe:00:2261545 0 EOF` (major and minor in hex, then the
  * inode); a waiter's line has `->` after the number and holds nothing yet.
  */
-export function fcntlLockHolder(path: string, locks: string | undefined = readOrUndefined('/proc/locks')): string | undefined {
-  if (locks === undefined || locks === '') return undefined;
+export function fcntlLockHolder(path: string, locks?: string): string | undefined {
   let stat: fs.BigIntStats;
   try {
     stat = fs.statSync(path, { bigint: true });
   } catch {
-    return undefined;
+    return undefined; // no LOCK: nobody holds a lock on it (a new directory), and /proc/locks need not be read
   }
+  locks ??= readOrUndefined('/proc/locks');
+  if (locks === undefined || locks === '') return undefined;
   // glibc's major() and minor() of st_dev.
   const major = ((stat.dev >> 8n) & 0xfffn) | ((stat.dev >> 32n) & ~0xfffn);
   const minor = (stat.dev & 0xffn) | ((stat.dev >> 12n) & ~0xffn);
