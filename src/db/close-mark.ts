@@ -1,20 +1,23 @@
 /**
- * The close mark: the last line a clean close writes to the info log, naming the MANIFEST that
- * CURRENT points at and that MANIFEST's length. An open that finds the directory as that close
- * left it need not look for another program's lock on `LOCK` (src/fs/node-lock.ts): reading
- * /proc/locks waits for an RCU grace period in the kernel, 5-15 ms on the machines measured
- * (BENCHMARKS.md, issue 10 session 27), a fifth to a third of a whole reopen.
+ * The close mark: the last line a close with no background error writes to the info log, naming
+ * the MANIFEST that CURRENT points at and that MANIFEST's length. A writable open that finds the
+ * directory as that close left it, once its own lock file is taken, does not look for another
+ * program's lock on `LOCK` (src/fs/node-lock.ts): reading /proc/locks waits out an RCU grace
+ * period in the kernel, 5-15 ms on the machines measured (BENCHMARKS.md, issue 10 session 27), a
+ * fifth to a third of a whole reopen.
  *
- * Why the mark tells that no LevelDB or RocksDB holds the directory: both, opening a directory,
- * rename `LOG` to an old name and start a new one, and write a new MANIFEST and point CURRENT at it
- * (LevelDB's `reuse_logs` keeps the MANIFEST but still rewrites `LOG`). So after one of them opened
- * it, `LOG` no longer ends in the mark, or CURRENT or the MANIFEST no longer match it, and the open
- * looks for the lock. What it misses: a program that takes a lock on `LOCK` and writes none of
- * those files (a LevelDB opened with both `reuse_logs` and its own `info_log` changes none of them
- * until its first flush or compaction).
+ * Which holders the look still sees. LevelDB with its default info log renames `LOG` before it
+ * takes its lock, so any LevelDB holding the directory then has ended the mark. Every LevelDB and
+ * RocksDB writes a new MANIFEST and points CURRENT at it (or, LevelDB's `reuse_logs`, appends to
+ * the MANIFEST) once its open has recovered, so one that has finished opening is seen too. What
+ * is missed: a RocksDB whose info log is not `LOG` (the Node binding's default) or a LevelDB with
+ * its own `info_log` while it is still in its open, between taking its lock and writing its
+ * MANIFEST (a race, like two opens at the same instant, which neither side sees); a LevelDB with
+ * its own `info_log` and `reuse_logs` until its first flush or compaction; and any program that
+ * locks `LOCK` and writes none of these files.
  *
- * The mark is a hint, never trusted for more: it only decides whether the lock check runs. A LOG
- * too short to hold it, a torn or other last line, an unreadable CURRENT: the check runs.
+ * The mark is a hint: it only decides whether the look is made. No LOG, a LOG too short to hold
+ * the mark, a torn or other last line, an unreadable CURRENT: the look is made.
  */
 import { Buffer } from 'node:buffer';
 import { join } from 'node:path';
@@ -55,10 +58,10 @@ export function closedAsMarked(fs: FileSystem, dir: string): boolean {
     }
     const match = MARK.exec(tail);
     if (match === null) return false;
-    const [, manifest, bytes] = match as unknown as [string, string, string];
+    const manifest = match[1]!;
     const current = Buffer.from(fs.readFile(currentFileName(dir))).toString('latin1');
-    return current === `${manifest}\n` && fs.size(join(dir, manifest)) === Number(bytes);
+    return current === `${manifest}\n` && fs.size(join(dir, manifest)) === Number(match[2]);
   } catch {
-    return false;
+    return false; // a file that cannot be read: no hint, the look is made
   }
 }

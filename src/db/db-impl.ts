@@ -237,8 +237,9 @@ export class DBImpl {
     } else if (!fs.exists(dir)) {
       throw invalidArgument(`${dir} does not exist (createIfMissing is false)`);
     }
-    // Another program's lock is looked for unless the directory is as sievekv's last clean close left it.
-    const lock = fs.lock(lockFileName(dir), { foreignCheck: !closedAsMarked(fs, dir) });
+    // Once the lock file is ours: another program's lock is looked for unless the directory is as
+    // sievekv's last close left it (close-mark.ts).
+    const lock = fs.lock(lockFileName(dir), { skipForeignCheck: () => closedAsMarked(fs, dir) });
     let db: DBImpl | undefined;
     try {
       const info = new InfoLog(fs, dir);
@@ -1362,10 +1363,9 @@ export class DBImpl {
    */
   #markClosed(): void {
     if (this.readOnly || this.#bgError !== null) return;
-    const number = this.#versions.manifestFileNumber;
+    const path = descriptorFileName(this.dir, this.#versions.manifestFileNumber);
     try {
-      const name = basename(descriptorFileName(this.dir, number));
-      this.#info.log(closeMark(name, this.fs.size(join(this.dir, name))));
+      this.#info.log(closeMark(basename(path), this.fs.size(path)));
     } catch {
       // No mark: the next open looks for the lock.
     }

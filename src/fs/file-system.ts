@@ -57,7 +57,7 @@ export interface FileSystem {
    * thread, through any path that reaches the same file). A lock left by a process that no longer
    * exists is taken over; one whose holder may still be alive never is. Where it can, it also
    * refuses a file another program (LevelDB, RocksDB) holds a kernel lock on, unless
-   * `options.foreignCheck` is false.
+   * `options.skipForeignCheck` says it need not look.
    */
   lock(path: string, options?: LockOptions): FileLock;
 }
@@ -65,11 +65,12 @@ export interface FileSystem {
 /** How `FileSystem.lock` takes a lock. */
 export interface LockOptions {
   /**
-   * Look for another program's kernel lock on the file (node-lock.ts). False when the caller knows
-   * no such program has opened the directory since sievekv closed it (db/close-mark.ts).
-   * @defaultValue true
+   * Asked once the lock is otherwise taken, before looking for another program's kernel lock on
+   * the file (node-lock.ts): true skips that look. The database passes db/close-mark.ts's
+   * `closedAsMarked`: true when no other program has opened the directory since sievekv closed it.
+   * @defaultValue the look is always made
    */
-  readonly foreignCheck?: boolean;
+  readonly skipForeignCheck?: () => boolean;
 }
 
 /** An append-only file. Legal call order: `append`* then `sync`/`syncAsync` any time, `close` once. */

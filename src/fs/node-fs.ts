@@ -251,6 +251,6 @@ export class NodeFileSystem implements FileSystem {
   }
 
   lock(path: string, options?: LockOptions): FileLock {
-    return lockDirectory(path, options?.foreignCheck ?? true);
+    return lockDirectory(path, options);
   }
 }

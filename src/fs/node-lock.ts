@@ -40,8 +40,9 @@
  * lock file is ours, a lock listed there on `LOCK` (compared as `stat` gives them, before this
  * process opens `LOCK`: closing any descriptor of a file drops the process's own fcntl locks on
  * it) makes the open LOCKED, naming the process. Reading /proc/locks waits out an RCU grace
- * period in the kernel (5-15 ms), so the open skips it when the directory is as sievekv's last
- * clean close left it (`foreignCheck` false; db/close-mark.ts says why that rules LevelDB out).
+ * period in the kernel (5-15 ms), so it is not read when `LOCK` does not exist yet, nor when the
+ * caller's `skipForeignCheck` says the directory is as sievekv's last close left it
+ * (db/close-mark.ts: which holders that still sees, and which it misses).
  *
  * Limits. A pid means nothing in another pid namespace or on another machine: do not share one
  * database directory between containers or over a network file system. The fcntl check is one
@@ -56,7 +57,7 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { threadId } from 'node:worker_threads';
 import { ErrorCode, ioError, SieveError } from '../errors.js';
-import type { FileLock } from './file-system.js';
+import type { FileLock, LockOptions } from './file-system.js';
 
 /** How long an empty or unparseable lock file is taken for one being written by a live opener. */
 const HALF_WRITTEN_GRACE_MS = 5_000;
@@ -100,6 +101,8 @@ function readOrUndefined(path: string): string | undefined {
 }
 
 const bootId = readOrUndefined('/proc/sys/kernel/random/boot_id')?.trim();
+/** Linux lists kernel file locks there; elsewhere another program's lock cannot be seen. */
+const HAS_PROC_LOCKS = fs.existsSync('/proc/locks');
 
 /** The start of process `pid` as `L:<boot id>:<ticks>`, if /proc tells it (Linux). */
 function linuxStartOf(pid: number | 'self'): string | undefined {
@@ -254,10 +257,26 @@ function lockedError(path: string, who: string): SieveError {
 const randomBytes = (n: number): Buffer => (createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).randomBytes(n);
 
 /**
- * Takes the lock `path` (LevelDB's LOCK name) for this database: see the file header. With
- * `foreignCheck` false, another program's fcntl lock is not looked for (db/close-mark.ts).
+ * fcntlLockHolder for `lockDirectory`, unless there is nothing to look at (no /proc/locks, no
+ * `LOCK` yet) or `options.skipForeignCheck` says the look is not needed.
  */
-export function lockDirectory(path: string, foreignCheck = true): FileLock {
+function foreignLockHolder(path: string, options: LockOptions): string | undefined {
+  if (!HAS_PROC_LOCKS || !fs.existsSync(path)) return undefined;
+  let skip = false;
+  try {
+    skip = options.skipForeignCheck?.() === true;
+  } catch {
+    // A hint that throws is no hint: the look is made (and the pid lock is not left behind).
+  }
+  return skip ? undefined : fcntlLockHolder(path);
+}
+
+/**
+ * Takes the lock `path` (LevelDB's LOCK name) for this database: see the file header. Once the
+ * pid lock is ours, `options.skipForeignCheck` may spare the look for another program's fcntl
+ * lock (db/close-mark.ts); it is asked only where that look would be made.
+ */
+export function lockDirectory(path: string, options: LockOptions = {}): FileLock {
   const pidPath = `${path}.pid`;
   const token = `${process.pid}-${threadId}-${randomBytes(8).toString('hex')}`;
   const line = `${process.pid} ${ownStart} ${threadId} ${token}\n`;
@@ -280,7 +299,7 @@ export function lockDirectory(path: string, foreignCheck = true): FileLock {
       throw wrap('unlock', pidPath, err);
     }
   };
-  const other = foreignCheck ? fcntlLockHolder(path) : undefined;
+  const other = foreignLockHolder(path, options);
   if (other !== undefined) {
     const locked = lockedError(path, other);
     try {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { closedAsMarked } from '../../src/db/close-mark.js';
 import type { FileLock, LockOptions } from '../../src/fs/file-system.js';
+import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 
 const DIR = '/db';
@@ -27,11 +28,11 @@ async function closedDatabase(): Promise<MemFileSystem> {
   return fs;
 }
 
-/** A MemFileSystem that records the options of each lock taken. */
+/** A MemFileSystem that records, for each lock taken, whether its options would skip the look for a foreign lock. */
 class LockRecordingFs extends MemFileSystem {
-  readonly locks: (LockOptions | undefined)[] = [];
+  readonly skips: boolean[] = [];
   override lock(path: string, options?: LockOptions): FileLock {
-    this.locks.push(options);
+    this.skips.push(options?.skipForeignCheck?.() ?? false);
     return super.lock(path);
   }
 }
@@ -81,12 +82,23 @@ describe('the close mark', () => {
     expect(closedAsMarked(fs, DIR)).toBe(true);
   });
 
+  it('is not written by a close after a background error', async () => {
+    const fs = new FaultyFileSystem(new MemFileSystem());
+    const db = await DB.open(DIR, { fs });
+    await db.put('k', 'v');
+    fs.inject({ ops: ['create'], path: /\.ldb$/, sticky: true });
+    await expect(db.compactRange()).rejects.toThrow(); // its flush cannot create the table: latched
+    await db.close();
+    expect(text(fs.inner as MemFileSystem, 'LOG')).not.toMatch(/closed: MANIFEST/);
+    expect(closedAsMarked(fs, DIR)).toBe(false);
+  });
+
   it('decides whether a writable open looks for a foreign lock', async () => {
     const fs = new LockRecordingFs();
     await (await DB.open(DIR, { fs })).close(); // a new directory: no mark yet
     await (await DB.open(DIR, { fs })).close(); // after a clean close
     append(fs, 'LOG', 'not the mark\n');
     await (await DB.open(DIR, { fs })).close();
-    expect(fs.locks.map((o) => o?.foreignCheck)).toEqual([true, false, true]);
+    expect(fs.skips).toEqual([false, true, false]);
   });
 });

@@ -287,6 +287,20 @@ describe("LevelDB's fcntl lock (Linux's /proc/locks)", () => {
     },
   );
 
+  it.skipIf(!existsSync('/proc/locks'))('skipForeignCheck is asked only once the pid lock is ours, and only if LOCK exists', () => {
+    const dir = newDir();
+    const path = join(dir, 'LOCK');
+    const asked: boolean[] = [];
+    const skip = (): boolean => {
+      asked.push(existsSync(`${path}.pid`));
+      return true;
+    };
+    new NodeFileSystem().lock(path, { skipForeignCheck: skip }).release(); // no LOCK yet: nothing to look at
+    expect(asked).toEqual([]);
+    new NodeFileSystem().lock(path, { skipForeignCheck: skip }).release(); // the first lock created LOCK
+    expect(asked).toEqual([true]);
+  });
+
   it('reads /proc/locks lines by device and inode: holders count, waiters and other files do not', () => {
     const dir = newDir();
     const path = join(dir, 'LOCK');
