@@ -1,8 +1,9 @@
 /**
- * The close mark (src/db/close-mark.ts): a clean close ends the info log with a line naming the
- * MANIFEST CURRENT points at and its length, and an open believes the directory untouched only
- * while all three still agree — a later open, a changed CURRENT or MANIFEST, another last line in
- * LOG (what LevelDB's and RocksDB's opens do) each make it look for another program's lock again.
+ * The close mark (src/db/close-mark.ts): a close with no background error ends the info log with
+ * a line naming the MANIFEST CURRENT points at and its length, and an open believes the directory
+ * untouched only while all three still agree — a later open, a changed CURRENT or MANIFEST,
+ * another last line in LOG (what a LevelDB's open leaves) each make it look for another program's
+ * lock again.
  */
 import { describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
