@@ -21,7 +21,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { join } from 'node:path';
-import type { FileSystem } from '../fs/file-system.js';
+import { readFully, type FileSystem } from '../fs/file-system.js';
 import { currentFileName, infoLogFileName } from '../version/filenames.js';
 
 /** The bytes of `LOG`'s end read for the mark: more than the longest mark line. */
@@ -39,24 +39,16 @@ export function closeMark(manifestName: string, manifestBytes: number): string {
  */
 export function closedAsMarked(fs: FileSystem, dir: string): boolean {
   try {
-    const logPath = infoLogFileName(dir);
-    if (!fs.exists(logPath)) return false;
-    const file = fs.openReadable(logPath);
-    let tail: string;
+    const file = fs.openReadable(infoLogFileName(dir));
+    let tail: Uint8Array;
     try {
       const length = Math.min(file.size, TAIL_BYTES);
-      const bytes = new Uint8Array(length);
-      let done = 0;
-      while (done < length) {
-        const n = file.readAt(bytes, done, length - done, file.size - length + done);
-        if (n === 0) return false;
-        done += n;
-      }
-      tail = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('latin1');
+      tail = readFully(file, file.size - length, length);
+      if (tail.length !== length) return false;
     } finally {
       file.close();
     }
-    const match = MARK.exec(tail);
+    const match = MARK.exec(Buffer.from(tail.buffer, tail.byteOffset, tail.length).toString('latin1'));
     if (match === null) return false;
     const manifest = match[1]!;
     const current = Buffer.from(fs.readFile(currentFileName(dir))).toString('latin1');

@@ -322,8 +322,9 @@ export function lockDirectory(path: string, options: LockOptions = {}): FileLock
 /**
  * Who holds a kernel lock on the file `path` (LevelDB's and RocksDB's fcntl lock on `LOCK`) as
  * `locks` (the text of /proc/locks, read only once `path` is found to exist) lists it, or
- * undefined: none, no such file, or no /proc/locks. A line: `1: POSIX  ADVISORY  WRITE 4224 fe:00:2261545 0 EOF` (major and minor in hex, then the
- * inode); a waiter's line has `->` after the number and holds nothing yet.
+ * undefined: none, no such file, or no /proc/locks. A line:
+ * `1: POSIX  ADVISORY  WRITE 4224 fe:00:2261545 0 EOF` (major and minor in hex, then the inode);
+ * a waiter's line has `->` after the number and holds nothing yet.
  */
 export function fcntlLockHolder(path: string, locks?: string): string | undefined {
   let stat: fs.BigIntStats;
