@@ -78,8 +78,7 @@ import { flushMemTable } from '../compaction/jobs.js';
 import { BackgroundWork } from './background.js';
 import { WriteQueue } from './write-queue.js';
 import { captureCheckpointSource, type CheckpointSource } from './checkpoint.js';
-import type { EntryIterator } from '../iterator/entry-iterator.js';
-import { IteratorTrees } from './iterators.js';
+import { IteratorTrees, OpenIterators } from './iterators.js';
 import { BlockCache } from '../sstable/block-cache.js';
 import { ResidentFiles } from '../sstable/resident-files.js';
 import type { RegionRouter } from '../shard/region-router.js';
@@ -118,7 +117,7 @@ export class DBImpl {
   readonly stats: DBStats;
   readonly snapshots = new SnapshotList();
   /** Iterators not yet closed: the database ends them when it closes. */
-  readonly openIterators = new Set<EntryIterator>();
+  readonly openIterators = new OpenIterators();
   /** A closed iterator's tree, kept for the next one while the state it reads is current (iterators.ts). */
   readonly iteratorTrees = new IteratorTrees();
   readonly regions: Region[];
@@ -1248,7 +1247,7 @@ export class DBImpl {
     if (this.#closed) return;
     await this.#queue.whenDrained();
     this.#closed = true;
-    for (const it of [...this.openIterators]) it.end();
+    this.openIterators.endAll();
     this.iteratorTrees.drop();
     // The memtable image is written while the workers stop: their answers come on this thread,
     // after it. A flush that finished instead of abandoning (past its last look at the stop flag)

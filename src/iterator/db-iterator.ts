@@ -59,6 +59,20 @@ function userLength(k: Uint8Array): number {
 
 const UNBOUNDED: UserKeyBounds = { lower: null, lowerInclusive: true, upper: null, upperInclusive: true };
 
+/** An iterator's saved key until it first saves one: empty, so sharing it is safe. */
+const NO_KEY: Uint8Array = new Uint8Array(0);
+
+/**
+ * Seek targets are built here (user key ‖ trailer), one buffer for all iterators of the thread:
+ * a target is borrowed only for the internal iterator's `seek` call (the merging iterator copies
+ * what it keeps for the children whose seek it puts off), so an iterator made per seek makes no
+ * buffer for it. `targetView` is the last view of it handed out (of `targetViewOf`), reused while
+ * the buffer and the length are the same.
+ */
+let targetBytes: Uint8Array = allocateBytes(64);
+let targetView: Uint8Array = targetBytes.subarray(0, 0);
+let targetViewOf: Uint8Array = targetBytes;
+
 export class DBIterator {
   readonly #iter: InternalIterator;
   readonly #sequence: number;
@@ -74,8 +88,8 @@ export class DBIterator {
   #failedOnce = false;
   /** Takes the internal iterator at `close()` instead of closing it (see the constructor). */
   readonly #releaseIter: ((iter: InternalIterator, healthy: boolean) => void) | undefined;
-  /** A user key: the key to skip past (forward) or the current key (reverse). */
-  #savedKey = allocateBytes(64);
+  /** A user key: the key to skip past (forward) or the current key (reverse). Made at the first save. */
+  #savedKey: Uint8Array = NO_KEY;
   #savedKeyLen = 0;
   /**
    * The current value in reverse: a fresh Buffer per saved version (from Node's pool), so that
@@ -84,8 +98,6 @@ export class DBIterator {
   #savedValue: Buffer = NO_VALUE_BUFFER;
   /** `valueBuffer()` handed `#savedValue` over: a second call copies. */
   #savedValueTaken = false;
-  /** Seek targets are built here (user key ‖ trailer). */
-  #target = allocateBytes(64);
   /** Type of the entry last passed to #visible. */
   #type = 0;
 
@@ -406,7 +418,8 @@ export class DBIterator {
   }
 
   #saveKey(src: Uint8Array, len: number): void {
-    if (len > this.#savedKey.length) this.#savedKey = new Uint8Array(Math.max(len, 2 * this.#savedKey.length));
+    const saved = this.#savedKey;
+    if (len > saved.length) this.#savedKey = saved.length === 0 ? allocateBytes(Math.max(len, 64)) : new Uint8Array(Math.max(len, 2 * saved.length));
     copyBytes(src, 0, len, this.#savedKey, 0); // a forward scan saves every key: no view for short ones
     this.#savedKeyLen = len;
   }
@@ -420,13 +433,17 @@ export class DBIterator {
     this.#savedValue = NO_VALUE_BUFFER;
   }
 
-  /** `userKey ‖ trailer(seq, type)` in the reused target buffer (a view of it). */
+  /** `userKey ‖ trailer(seq, type)` in the shared target buffer (a view of it, borrowed for one seek). */
   #buildTarget(userKey: Uint8Array, seq: number, type: ValueType): Uint8Array {
     const len = userKey.length + INTERNAL_KEY_TRAILER_SIZE;
-    if (len > this.#target.length) this.#target = new Uint8Array(Math.max(len, 2 * this.#target.length));
-    this.#target.set(userKey);
-    writeTrailer(this.#target, userKey.length, seq, type);
-    return this.#target.subarray(0, len);
+    if (len > targetBytes.length) targetBytes = new Uint8Array(Math.max(len, 2 * targetBytes.length));
+    targetBytes.set(userKey);
+    writeTrailer(targetBytes, userKey.length, seq, type);
+    if (targetView.length !== len || targetViewOf !== targetBytes) {
+      targetView = targetBytes.subarray(0, len);
+      targetViewOf = targetBytes;
+    }
+    return targetView;
   }
 
   #guard(): void {

@@ -65,6 +65,31 @@ export interface ResolvedIteratorOptions {
 
 const KNOWN = new Set(['gt', 'gte', 'lt', 'lte', 'reverse', 'limit', 'values', 'copy', 'snapshot']);
 
+/** The options of `db.iterator()` without any: one frozen object for every such iterator. */
+const DEFAULTS: ResolvedIteratorOptions = Object.freeze({
+  lower: null,
+  lowerInclusive: true,
+  upper: null,
+  upperInclusive: true,
+  reverse: false,
+  limit: Infinity,
+  values: true,
+  copy: true,
+});
+
+/**
+ * True if `o` sets no option (`{}`): no enumerable property, own or inherited (a loop that makes
+ * no array, unlike `Object.keys`), and none of the options' names readable either (a
+ * non-enumerable one is read below like any other).
+ */
+function noOptions(o: IteratorRangeOptions): boolean {
+  for (const _ in o) return false;
+  return (
+    o.gt === undefined && o.gte === undefined && o.lt === undefined && o.lte === undefined &&
+    o.reverse === undefined && o.limit === undefined && o.values === undefined && o.copy === undefined
+  );
+}
+
 /**
  * Validates `options` (undefined means all defaults) and copies the bounds (the caller may reuse
  * its buffers). Given both, `gte` wins over `gt` and `lte` over `lt` (Level's rule; the loser is
@@ -72,12 +97,12 @@ const KNOWN = new Set(['gt', 'gte', 'lt', 'lte', 'reverse', 'limit', 'values', '
  * upper) is valid and yields nothing.
  */
 export function resolveIteratorOptions(options: unknown): ResolvedIteratorOptions {
-  if (options === undefined) {
-    return { lower: null, lowerInclusive: true, upper: null, upperInclusive: true, reverse: false, limit: Infinity, values: true, copy: true };
-  }
+  if (options === undefined) return DEFAULTS;
   if (options === null || typeof options !== 'object') {
     throw invalidArgument(`iterator options must be an object, got ${options === null ? 'null' : typeof options}`);
   }
+  // `db.iterator()` passes `{}`: a seek-and-read-one loop makes one iterator per seek.
+  if (noOptions(options as IteratorRangeOptions)) return DEFAULTS;
   for (const key of Object.keys(options)) {
     if (!KNOWN.has(key)) throw invalidArgument(`unknown iterator option ${key}`);
   }

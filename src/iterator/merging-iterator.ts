@@ -97,6 +97,9 @@ export class MergingIterator implements InternalIterator {
   /** The target of the last lazy seek (copied: the caller's buffer may change); U is all but its trailer. */
   #seekTarget: Uint8Array = EMPTY;
   #seekTargetLen = 0;
+  /** U as a view of `#seekTarget` (as it was when made: `#seekUserKeyOf`), for the probes: reused while the buffer and U's length are the same. */
+  #seekUserKey: Uint8Array = EMPTY;
+  #seekUserKeyOf: Uint8Array = EMPTY;
   #probes: KeyProbes | null = null;
 
   /**
@@ -159,7 +162,13 @@ export class MergingIterator implements InternalIterator {
     saved.set(target);
     this.#seekTargetLen = len;
     const probes = (this.#probes ??= new KeyProbes());
-    probes.reset(saved.subarray(0, len - INTERNAL_KEY_TRAILER_SIZE));
+    const userLen = len - INTERNAL_KEY_TRAILER_SIZE;
+    let userKey = this.#seekUserKey;
+    if (userKey.length !== userLen || this.#seekUserKeyOf !== saved) {
+      userKey = this.#seekUserKey = saved.subarray(0, userLen);
+      this.#seekUserKeyOf = saved;
+    }
+    probes.reset(userKey);
     this.#clearDeferred();
     const deferred = this.#deferred;
     for (let i = 0; i < children.length; i++) {
