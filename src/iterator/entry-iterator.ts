@@ -230,6 +230,9 @@ export class EntryIterator implements AsyncIterableIterator<Entry> {
     const core = this.#core;
     if (core === null) return;
     this.#core = null;
+    // A closed iterator may stay on the database's list of open ones until a sweep (OpenIterators):
+    // it keeps no page of entries meanwhile (views of it were valid only until this call).
+    this.#page = NO_PAGE;
     const release = this.#release!;
     this.#release = null;
     try {
