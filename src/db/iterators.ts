@@ -1,8 +1,8 @@
 /**
  * Builds the user's iterator: one merged view of every region's memtables and tables, pinned
  * (the version is referenced until the iterator closes, so compaction keeps its files) and read
- * at one sequence number (the snapshot's, or the newest at creation). The database keeps a set of
- * the open ones and ends them when it closes.
+ * at one sequence number (the snapshot's, or the newest at creation). The database keeps a list of
+ * the open ones (OpenIterators) and ends them when it closes.
  */
 import { invalidArgument } from '../errors.js';
 import { createEntryIterator, type EntryIterator } from '../iterator/entry-iterator.js';
@@ -56,8 +56,8 @@ export function openIterator(db: DBImpl, options: IteratorOptions): DBIteratorHa
     sequence,
     resolved,
     () => {
-      if (!keptAgain) version.unref();
       if (it !== undefined) db.openIterators.released();
+      if (!keptAgain) version.unref();
     },
     (internal, healthy) => {
       keptAgain = healthy && db.iteratorTrees.keep(db, { tree: internal, version, memtables });
@@ -109,14 +109,21 @@ function buildTree(db: DBImpl, version: Version): InternalIterator {
   return new MergingIterator(children);
 }
 
+/** What OpenIterators asks of an iterator (EntryIterator has it). */
+export interface EndableIterator {
+  readonly closed: boolean;
+  /** Closes it for the database's close: its later calls are CLOSED. */
+  end(): void;
+}
+
 /**
  * The database's iterators that may still be open, which its close ends. Each is appended when
  * made and counted off when it closes; the closed ones are dropped from the list in a sweep once
  * they make up most of it. So an iterator costs no allocation of its own here: a Set's add and
  * delete rehash its table, ~100 ns and 120 bytes per iterator of a seek-and-read-one loop.
  */
-export class OpenIterators {
-  #list: EntryIterator[] = [];
+export class OpenIterators<T extends EndableIterator = EntryIterator> {
+  #list: T[] = [];
   #open = 0;
 
   /** Iterators made and not yet closed. */
@@ -124,20 +131,21 @@ export class OpenIterators {
     return this.#open;
   }
 
-  /** Iterators listed, open or closed and not yet swept: fewer than twice `size` and SWEEP_SLACK more. */
+  /** Iterators listed, open or closed and not yet swept: at most twice `size` and SWEEP_SLACK more. */
   get tracked(): number {
     return this.#list.length;
   }
 
-  add(it: EntryIterator): void {
-    if (this.#list.length >= 2 * this.#open + SWEEP_SLACK) this.#list = this.#list.filter((x) => !x.closed);
+  add(it: T): void {
     this.#list.push(it);
     this.#open++;
+    this.#sweepIfDue();
   }
 
   /** One of them closed (its release ran: it counts no more). */
   released(): void {
     this.#open--;
+    this.#sweepIfDue();
   }
 
   /** Ends every one still open (the database closes); the list is then empty. */
@@ -146,9 +154,16 @@ export class OpenIterators {
     this.#list = [];
     for (const it of list) if (!it.closed) it.end();
   }
+
+  #sweepIfDue(): void {
+    if (this.#list.length > 2 * this.#open + SWEEP_SLACK) this.#list = this.#list.filter((x) => !x.closed);
+  }
 }
 
-/** Closed iterators the open list may hold beyond twice the open ones before it is swept. */
+/**
+ * Closed iterators the open list may hold beyond twice the open ones before it is swept: with
+ * few open, a sweep (a new array) every 64 iterators made, not every one.
+ */
 const SWEEP_SLACK = 64;
 
 interface KeptTree {

@@ -64,14 +64,19 @@ const NO_KEY: Uint8Array = new Uint8Array(0);
 
 /**
  * Seek targets are built here (user key ‖ trailer), one buffer for all iterators of the thread:
- * a target is borrowed only for the internal iterator's `seek` call (the merging iterator copies
- * what it keeps for the children whose seek it puts off), so an iterator made per seek makes no
- * buffer for it. `targetView` is the last view of it handed out (of `targetViewOf`), reused while
- * the buffer and the length are the same.
+ * a target is borrowed only for the internal iterator's `seek` call (InternalIterator's contract;
+ * the merging iterator copies what it keeps for the children whose seek it puts off), so an
+ * iterator made per seek makes no buffer for it. `targetView` is the last view of it handed out,
+ * reused while its length is the same (the buffer is replaced only to grow, for a longer target,
+ * so a view of the old one never has the length asked).
+ * `targetSeeks` counts the seeks using it now: a seek that starts inside one (a user's FileSystem
+ * or FilterPolicy seeking another iterator) builds its target in a buffer of its own, as does
+ * one whose target is longer than TARGET_KEPT_BYTES (the shared buffer is never shrunk).
  */
 let targetBytes: Uint8Array = allocateBytes(64);
 let targetView: Uint8Array = targetBytes.subarray(0, 0);
-let targetViewOf: Uint8Array = targetBytes;
+let targetSeeks = 0;
+const TARGET_KEPT_BYTES = 4096;
 
 export class DBIterator {
   readonly #iter: InternalIterator;
@@ -312,7 +317,12 @@ export class DBIterator {
     const target = inclusive
       ? this.#buildTarget(userKey, this.#sequence, VALUE_TYPE_FOR_SEEK)
       : this.#buildTarget(userKey, 0, ValueType.DELETION);
-    this.#iter.seek(target);
+    targetSeeks++;
+    try {
+      this.#iter.seek(target);
+    } finally {
+      targetSeeks--;
+    }
     this.#afterForwardSeek(false);
   }
 
@@ -327,7 +337,12 @@ export class DBIterator {
     // a deletion it never changes what the key shows (absent either way).
     const target = this.#buildTarget(userKey, 0, ValueType.DELETION);
     if (!inclusive) target.fill(0xff, userKey.length);
-    iter.seek(target);
+    targetSeeks++;
+    try {
+      iter.seek(target);
+    } finally {
+      targetSeeks--;
+    }
     if (iter.valid()) iter.prev();
     else iter.seekToLast();
     this.#findPrevUserEntry();
@@ -419,7 +434,9 @@ export class DBIterator {
 
   #saveKey(src: Uint8Array, len: number): void {
     const saved = this.#savedKey;
-    if (len > saved.length) this.#savedKey = saved.length === 0 ? allocateBytes(Math.max(len, 64)) : new Uint8Array(Math.max(len, 2 * saved.length));
+    if (len > saved.length) {
+      this.#savedKey = saved.length === 0 ? allocateBytes(Math.max(len, 64)) : new Uint8Array(Math.max(len, 2 * saved.length));
+    }
     copyBytes(src, 0, len, this.#savedKey, 0); // a forward scan saves every key: no view for short ones
     this.#savedKeyLen = len;
   }
@@ -433,16 +450,22 @@ export class DBIterator {
     this.#savedValue = NO_VALUE_BUFFER;
   }
 
-  /** `userKey ‖ trailer(seq, type)` in the shared target buffer (a view of it, borrowed for one seek). */
+  /**
+   * `userKey ‖ trailer(seq, type)`: in the shared target buffer (a view of it, for one seek), or
+   * in a buffer of its own while another seek uses that one or when the target is too long to keep.
+   */
   #buildTarget(userKey: Uint8Array, seq: number, type: ValueType): Uint8Array {
     const len = userKey.length + INTERNAL_KEY_TRAILER_SIZE;
+    if (targetSeeks > 0 || len > TARGET_KEPT_BYTES) {
+      const own = new Uint8Array(len);
+      own.set(userKey);
+      writeTrailer(own, userKey.length, seq, type);
+      return own;
+    }
     if (len > targetBytes.length) targetBytes = new Uint8Array(Math.max(len, 2 * targetBytes.length));
     targetBytes.set(userKey);
     writeTrailer(targetBytes, userKey.length, seq, type);
-    if (targetView.length !== len || targetViewOf !== targetBytes) {
-      targetView = targetBytes.subarray(0, len);
-      targetViewOf = targetBytes;
-    }
+    if (targetView.length !== len) targetView = targetBytes.subarray(0, len);
     return targetView;
   }
 

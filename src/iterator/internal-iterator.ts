@@ -5,7 +5,9 @@
  *
  * - Not positioned until one of the seeks. `key`/`value`/`next`/`prev` require `valid()`.
  * - `seek(target)` positions at the first entry whose internal key is ≥ target (target is an
- *   internal key: user key ‖ fixed64(seq << 8 | type)); `seekToLast` at the last entry.
+ *   internal key: user key ‖ fixed64(seq << 8 | type)); `seekToLast` at the last entry. The
+ *   target is borrowed for the call only (the database iterator builds every target in one
+ *   buffer): an iterator that needs it later keeps a copy.
  * - `key()` and `value()` are borrowed: valid until the iterator moves or closes. Copy to keep.
  * - Errors (a corrupt block, an I/O failure) are thrown from the call that meets them.
  * - `close()` releases what the iterator pins (cached blocks, a version); idempotent.

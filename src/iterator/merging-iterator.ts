@@ -97,9 +97,11 @@ export class MergingIterator implements InternalIterator {
   /** The target of the last lazy seek (copied: the caller's buffer may change); U is all but its trailer. */
   #seekTarget: Uint8Array = EMPTY;
   #seekTargetLen = 0;
-  /** U as a view of `#seekTarget` (as it was when made: `#seekUserKeyOf`), for the probes: reused while the buffer and U's length are the same. */
+  /**
+   * U as a view of `#seekTarget`, for the probes: reused while U's length is the same (the buffer
+   * is replaced only to grow, for a longer target, so a view of the old one never has that length).
+   */
   #seekUserKey: Uint8Array = EMPTY;
-  #seekUserKeyOf: Uint8Array = EMPTY;
   #probes: KeyProbes | null = null;
 
   /**
@@ -163,12 +165,8 @@ export class MergingIterator implements InternalIterator {
     this.#seekTargetLen = len;
     const probes = (this.#probes ??= new KeyProbes());
     const userLen = len - INTERNAL_KEY_TRAILER_SIZE;
-    let userKey = this.#seekUserKey;
-    if (userKey.length !== userLen || this.#seekUserKeyOf !== saved) {
-      userKey = this.#seekUserKey = saved.subarray(0, userLen);
-      this.#seekUserKeyOf = saved;
-    }
-    probes.reset(userKey);
+    if (this.#seekUserKey.length !== userLen) this.#seekUserKey = saved.subarray(0, userLen);
+    probes.reset(this.#seekUserKey);
     this.#clearDeferred();
     const deferred = this.#deferred;
     for (let i = 0; i < children.length; i++) {
