@@ -317,12 +317,7 @@ export class DBIterator {
     const target = inclusive
       ? this.#buildTarget(userKey, this.#sequence, VALUE_TYPE_FOR_SEEK)
       : this.#buildTarget(userKey, 0, ValueType.DELETION);
-    targetSeeks++;
-    try {
-      this.#iter.seek(target);
-    } finally {
-      targetSeeks--;
-    }
+    this.#seekTo(target);
     this.#afterForwardSeek(false);
   }
 
@@ -337,12 +332,7 @@ export class DBIterator {
     // a deletion it never changes what the key shows (absent either way).
     const target = this.#buildTarget(userKey, 0, ValueType.DELETION);
     if (!inclusive) target.fill(0xff, userKey.length);
-    targetSeeks++;
-    try {
-      iter.seek(target);
-    } finally {
-      targetSeeks--;
-    }
+    this.#seekTo(target);
     if (iter.valid()) iter.prev();
     else iter.seekToLast();
     this.#findPrevUserEntry();
@@ -467,6 +457,16 @@ export class DBIterator {
     writeTrailer(targetBytes, userKey.length, seq, type);
     if (targetView.length !== len) targetView = targetBytes.subarray(0, len);
     return targetView;
+  }
+
+  /** The internal iterator's seek to a target from #buildTarget, counted while it runs (`targetSeeks`). */
+  #seekTo(target: Uint8Array): void {
+    targetSeeks++;
+    try {
+      this.#iter.seek(target);
+    } finally {
+      targetSeeks--;
+    }
   }
 
   #guard(): void {
