@@ -145,6 +145,17 @@ export interface Options {
    * @defaultValue 'normal'
    */
   backgroundPriority?: BackgroundPriority;
+  /**
+   * Whether a merge no writer waits for waits while the database is being read. Such a merge (no
+   * write since the last look, level 0 below `l0SlowdownTrigger`) starts once reads pause for
+   * 50 ms, a write comes, or it has waited its limit: for a merge out of level 0 about as long as
+   * it would take to run (at most 5 s), as a merge between deeper levels changes no read's cost,
+   * 10 s. On two cores, reads right after an open that found level 0 due for a merge ran up to
+   * twice as fast with it (the worker and V8's compiler threads take a reader's core;
+   * BENCHMARKS.md, session 29). `false`: merges start as soon as they are due (LevelDB's way).
+   * Writers, `compactRange` and a read-only database are not affected. @defaultValue true
+   */
+  deferMergesDuringReads?: boolean;
   /** Where the bytes go. @defaultValue the real file system (NodeFileSystem) */
   fs?: FileSystem;
 }
@@ -175,6 +186,7 @@ export interface ResolvedOptions {
   readonly maxBatchSize: number;
   readonly backgroundThreads: number;
   readonly backgroundPriority: BackgroundPriority;
+  readonly deferMergesDuringReads: boolean;
   readonly fs: FileSystem;
 }
 
@@ -182,7 +194,7 @@ const KNOWN = new Set<string>([
   'createIfMissing', 'errorIfExists', 'readOnly', 'paranoidChecks', 'writeBufferSize', 'blockSize',
   'blockRestartInterval', 'compression', 'filterPolicy', 'tableFilterPolicy', 'filterScope', 'blockCacheSize', 'tableFileCacheSize',
   'maxOpenFiles', 'maxFileSize', 'l0CompactionTrigger', 'l0SlowdownTrigger', 'l0StopTrigger',
-  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'backgroundThreads', 'backgroundPriority', 'fs',
+  'maxBytesForLevelBase', 'levelMultiplier', 'verifyChecksums', 'memtableBloomBitsPerKey', 'maxBatchSize', 'backgroundThreads', 'backgroundPriority', 'deferMergesDuringReads', 'fs',
 ]);
 
 const COMPRESSION: Record<CompressionName, CompressionType> = {
@@ -277,6 +289,7 @@ export function resolveOptions(options: Options = {}): ResolvedOptions {
     maxBatchSize: int(options, 'maxBatchSize', 64 * 1024 * 1024, 1024, 1 << 30),
     backgroundThreads: int(options, 'backgroundThreads', availableParallelism() > 2 ? 2 : 1, 1, 2),
     backgroundPriority,
+    deferMergesDuringReads: bool(options, 'deferMergesDuringReads', true),
     fs,
   };
   if (resolved.readOnly && resolved.errorIfExists) {

@@ -51,6 +51,7 @@ import type { VersionSet } from '../version/version-set.js';
 import type { InfoLog } from './info-log.js';
 import type { Region } from './region.js';
 import type { SnapshotList } from './snapshot.js';
+import { deferralLimitMs, MergeDeferral } from './merge-deferral.js';
 import type { DBStats } from './stats.js';
 import type { TableAccess } from './table-access.js';
 
@@ -109,6 +110,10 @@ export class BackgroundWork {
   #manualTail: Promise<void> = Promise.resolve();
   #closing = false;
   #waiters: (() => void)[] = [];
+  /** Whether a merge no writer waits for waits for reads to pause (merge-deferral.ts). */
+  readonly #deferral = new MergeDeferral();
+  /** The timer that looks again at a merge put off for reads, or null. */
+  #deferralTimer: NodeJS.Timeout | null = null;
 
   constructor(host: BackgroundHost) {
     this.#host = host;
@@ -396,11 +401,53 @@ export class BackgroundWork {
    * with level 0 at or past l0CompactionTrigger the picker always finds work.
    */
   startCompactionForStall(): boolean {
-    this.#compactWhileDue();
+    this.#compactWhileDue(true);
     return this.#compacting;
   }
 
-  #compactWhileDue(): void {
+  /**
+   * Reads the database's thread has made: gets, and blocks its iterators and gets looked up
+   * (a scan's reads count once per block).
+   */
+  #readCount(): number {
+    const stats = this.#host.stats;
+    let reads = stats.gets;
+    for (const t of stats.regionTables) reads += t.blockCacheHits + t.blocksRead + t.blocksReadFromMemory;
+    return reads;
+  }
+
+  /**
+   * True if `choice` is to wait for reads to pause (merge-deferral.ts), with a look again
+   * scheduled. Never for a writer (`urgent`), nor with level 0 at the slowdown trigger, where the
+   * next write would wait.
+   */
+  #deferForReads(choice: Extract<CompactionChoice, { kind: 'merge' }>, urgent: boolean): boolean {
+    const host = this.#host;
+    const options = host.options;
+    if (urgent || !options.deferMergesDuringReads || choice.reason !== 'size') {
+      this.#deferral.started();
+      return false;
+    }
+    const version = host.versions.current;
+    if (version.regions[choice.region]![0]!.length >= options.l0SlowdownTrigger) {
+      this.#deferral.started();
+      return false;
+    }
+    let inputBytes = 0;
+    for (const files of choice.inputs) for (const f of files) inputBytes += f.fileSize;
+    const wait = this.#deferral.decide(performance.now(), this.#readCount(), host.versions.lastSequence, deferralLimitMs(choice.level, inputBytes));
+    if (wait === 0) return false;
+    if (this.#deferralTimer === null) {
+      this.#deferralTimer = setTimeout(() => {
+        this.#deferralTimer = null;
+        this.maybeCompact();
+      }, wait);
+      this.#deferralTimer.unref();
+    }
+    return true;
+  }
+
+  #compactWhileDue(urgent = false): void {
     const host = this.#host;
     // A read-only database writes nothing: it never compacts the writer's files.
     if (host.options.readOnly) return;
@@ -422,6 +469,7 @@ export class BackgroundWork {
         this.#installMove(best);
         continue;
       }
+      if (this.#deferForReads(best, urgent)) return;
       this.#runMerge(best, () => this.maybeCompact());
       return;
     }
@@ -677,6 +725,8 @@ export class BackgroundWork {
    */
   async close(): Promise<void> {
     this.#closing = true;
+    if (this.#deferralTimer !== null) clearTimeout(this.#deferralTimer);
+    this.#deferralTimer = null;
     await Promise.all([...new Set([this.#flushRunner, this.#compactRunner])].map((runner) => runner.close()));
   }
 }

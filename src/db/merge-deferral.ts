@@ -1,0 +1,90 @@
+/**
+ * When a merge that no writer waits for should wait for the database's reads to pause
+ * (Options.deferMergesDuringReads).
+ *
+ * On a machine of few cores a merge takes a reader's core: the worker's thread, and V8's helper
+ * threads compiling the worker's code, run beside the thread that reads. Right after an open that
+ * found level 0 due for a merge, 250,000 `getSync`s of absent keys took 5.8 µs each with the merge
+ * running and 3.1 without (two cores; BENCHMARKS.md, sessions 24, 27 and 29). So a merge that only
+ * tidies (no write since the last look, level 0 below the slowdown trigger) waits while reads keep
+ * coming, and starts once a grace period passes without a read, once a write comes, or once it has
+ * waited its limit:
+ * - a merge out of level 0 makes each read consult fewer tables afterwards, so it waits at most
+ *   about as long as it would take to run (its input bytes at MERGE_BYTES_PER_MS): the ski
+ *   rental's rule, which never costs the reads more than twice what the better choice in hindsight
+ *   would have;
+ * - a merge between deeper levels changes no read's cost (one table per level either way), only
+ *   the space the older versions take: it waits up to DEEP_LIMIT_MS.
+ *
+ * A pure decision over what the caller reads: the clock, a count of reads made so far, the last
+ * sequence number (which moves with every write). No timer of its own: the caller looks again
+ * after the delay `decide` returns.
+ */
+
+/** How long without a read counts as a pause, in ms. */
+export const GRACE_MS = 50;
+/** The most a merge out of level 0 waits, in ms, however large. */
+export const LEVEL0_LIMIT_MS = 5000;
+/** The most a merge between deeper levels waits, in ms. */
+export const DEEP_LIMIT_MS = 10_000;
+/**
+ * The merge rate assumed for a level-0 merge's limit: input bytes per ms. Measured on the
+ * development machine (two cores): 307 MB read by 28 merges in about 12 s of the worker's time,
+ * 25 MB/s (BENCHMARKS.md, session 27).
+ */
+export const MERGE_BYTES_PER_MS = 25_000;
+
+/** The longest a merge of `inputBytes` out of `level` waits for reads to pause, in ms. */
+export function deferralLimitMs(level: number, inputBytes: number): number {
+  if (level > 0) return DEEP_LIMIT_MS;
+  return Math.min(LEVEL0_LIMIT_MS, Math.max(GRACE_MS, inputBytes / MERGE_BYTES_PER_MS));
+}
+
+export class MergeDeferral {
+  /** When the waiting merge was first put off (-1: none waits). */
+  #since = -1;
+  /** The read count and the time at the start of the current grace period. */
+  #readsAt = 0;
+  #checkedAt = 0;
+  /** The last sequence number seen (-1 before the first look: that one is the baseline). */
+  #sequence = -1;
+
+  /**
+   * Whether a merge with waiting limit `limitMs` may start at `now`: 0 if so, else how many ms
+   * later to ask again. `reads` counts the reads made so far, `sequence` is the database's last
+   * sequence number.
+   */
+  decide(now: number, reads: number, sequence: number, limitMs: number): number {
+    const wrote = this.#sequence >= 0 && sequence !== this.#sequence;
+    this.#sequence = sequence;
+    if (wrote) return this.#start();
+    if (this.#since < 0) {
+      this.#since = now;
+      this.#readsAt = reads;
+      this.#checkedAt = now;
+      return GRACE_MS;
+    }
+    if (now - this.#since >= limitMs) return this.#start();
+    if (now - this.#checkedAt >= GRACE_MS) {
+      if (reads === this.#readsAt) return this.#start(); // a whole grace period without a read
+      this.#readsAt = reads;
+      this.#checkedAt = now;
+    }
+    return Math.max(1, Math.min(GRACE_MS - (now - this.#checkedAt), limitMs - (now - this.#since)));
+  }
+
+  /** A merge starts now (decided here, or for a reason the caller knows of): the next one waits afresh. */
+  started(): void {
+    this.#since = -1;
+  }
+
+  /** True while a merge is being put off. */
+  get waiting(): boolean {
+    return this.#since >= 0;
+  }
+
+  #start(): number {
+    this.#since = -1;
+    return 0;
+  }
+}
