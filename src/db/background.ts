@@ -51,7 +51,7 @@ import type { VersionSet } from '../version/version-set.js';
 import type { InfoLog } from './info-log.js';
 import type { Region } from './region.js';
 import type { SnapshotList } from './snapshot.js';
-import { deferralLimitMs, MergeDeferral } from './merge-deferral.js';
+import { DEEP_LIMIT_MS, deferralLimitMs, MergeDeferral } from './merge-deferral.js';
 import type { DBStats } from './stats.js';
 import type { TableAccess } from './table-access.js';
 
@@ -114,6 +114,13 @@ export class BackgroundWork {
   readonly #deferral = new MergeDeferral();
   /** The timer that looks again at a merge put off for reads, or null. */
   #deferralTimer: NodeJS.Timeout | null = null;
+  /**
+   * The log number of the flush of the memtables an open replayed while it is put off for reads
+   * (holdFlush), or 0. Meanwhile `flushing` is true, as it will be once the flush starts.
+   */
+  #heldFlush = 0;
+  readonly #flushDeferral = new MergeDeferral();
+  #heldFlushTimer: NodeJS.Timeout | null = null;
 
   constructor(host: BackgroundHost) {
     this.#host = host;
@@ -203,6 +210,50 @@ export class BackgroundWork {
    * Writes every region's immutable memtable to a level-0 table in the background. `logNumber` is
    * the WAL that the fresh memtables write to: once installed, older WALs are obsolete.
    */
+  /**
+   * For the open: `startFlush(logNumber)` for the memtables it replayed, put off like a merge no
+   * writer waits for (merge-deferral.ts, with the deeper merges' limit: reading a replayed memtable
+   * costs about what reading its table would) unless `deferMergesDuringReads` is off. It starts once
+   * reads pause, a write comes (the next look sees it), or a writer needs it: the write path's
+   * prestart, and every wait for a flush (a full memtable, `flush()`), starts it first.
+   */
+  holdFlush(logNumber: number): void {
+    if (!this.#host.options.deferMergesDuringReads) {
+      this.startFlush(logNumber);
+      return;
+    }
+    this.#heldFlush = logNumber;
+    this.#flushing = true;
+    this.#lookAtHeldFlush();
+  }
+
+  #lookAtHeldFlush(): void {
+    if (this.#heldFlush === 0 || this.#closing) return;
+    const wait = this.#flushDeferral.decide(performance.now(), this.#readCount(), this.#host.versions.lastSequence, DEEP_LIMIT_MS);
+    if (wait === 0) {
+      this.#releaseHeldFlush();
+      return;
+    }
+    if (this.#heldFlushTimer !== null) return;
+    this.#heldFlushTimer = setTimeout(() => {
+      this.#heldFlushTimer = null;
+      this.#lookAtHeldFlush();
+    }, wait);
+    this.#heldFlushTimer.unref();
+  }
+
+  /** Starts the held flush now, if there is one. */
+  #releaseHeldFlush(): void {
+    const logNumber = this.#heldFlush;
+    if (logNumber === 0 || this.#closing) return;
+    this.#heldFlush = 0;
+    this.#flushDeferral.started();
+    if (this.#heldFlushTimer !== null) clearTimeout(this.#heldFlushTimer);
+    this.#heldFlushTimer = null;
+    this.#flushing = false;
+    this.startFlush(logNumber);
+  }
+
   startFlush(logNumber: number): void {
     const host = this.#host;
     const regions = host.regions.filter((r) => r.imm !== null && r.imm.count > 0);
@@ -298,6 +349,7 @@ export class BackgroundWork {
 
   /** Resolves when no flush is running. */
   async whenFlushed(): Promise<void> {
+    this.#releaseHeldFlush();
     while (this.#flushing) await this.whenProgress();
   }
 
@@ -306,6 +358,7 @@ export class BackgroundWork {
    * With a second worker (backgroundThreads 2), the merges' worker starts at the first merge.
    */
   prestart(): void {
+    this.#releaseHeldFlush();
     this.#flushRunner.prestart();
   }
 
@@ -315,6 +368,7 @@ export class BackgroundWork {
    * merges stay for the worker).
    */
   expediteFlush(): void {
+    this.#releaseHeldFlush();
     this.#flushRunner.expedite();
   }
 
@@ -324,6 +378,7 @@ export class BackgroundWork {
    * awaits of promises already resolved) does not leave the workers idle with results unread.
    */
   pollSync(): void {
+    if (this.#heldFlush !== 0) this.#lookAtHeldFlush();
     this.#flushRunner.poll();
     this.#compactRunner.poll();
     // A compaction scheduled for the next turn of the event loop (at open) starts here if that
@@ -336,6 +391,7 @@ export class BackgroundWork {
    * through the merge its install may start (a part of which may run on the flush worker).
    */
   waitFlushSync(): void {
+    this.#releaseHeldFlush();
     if (this.#flushing) this.#flushRunner.waitSync(() => !this.#flushing);
   }
 
@@ -727,6 +783,10 @@ export class BackgroundWork {
     this.#closing = true;
     if (this.#deferralTimer !== null) clearTimeout(this.#deferralTimer);
     this.#deferralTimer = null;
+    // A held flush never starts: its memtables stay in the image close writes, as an abandoned
+    // flush's do, and their WALs stay live.
+    if (this.#heldFlushTimer !== null) clearTimeout(this.#heldFlushTimer);
+    this.#heldFlushTimer = null;
     await Promise.all([...new Set([this.#flushRunner, this.#compactRunner])].map((runner) => runner.close()));
   }
 }

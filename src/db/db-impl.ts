@@ -375,7 +375,7 @@ export class DBImpl {
     this.#memLogStart = image.resumedFrom || this.#logNumber;
     if (image.unused) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_FILE));
     this.#deleteObsoleteFiles(true);
-    if (inBackground) this.#bg.startFlush(this.#memLogStart);
+    if (inBackground) this.#bg.holdFlush(this.#memLogStart);
     this.#bg.scheduleCompaction();
     this.#info.log(
       `opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length - image.wals.size} WAL(s) replayed` +

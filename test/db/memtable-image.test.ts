@@ -31,6 +31,11 @@ const OPTIONS = { writeBufferSize: 256 * 1024 } as const;
 const keyOf = (i: number): string => `key-${String(i).padStart(5, '0')}`;
 const valueOf = (i: number, gen: number): string => `v${gen}-${i}-`.padEnd(40 + (i % 50), 'x');
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Until `done` (at most 5 s): the resumed flush starts once reads pause for 50 ms (deferMergesDuringReads). */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+const level0 = (db: DB): number => Number(db.getProperty('sievekv.num-files-at-level0'));
 const log = (fs: MemFileSystem): string => Buffer.from(fs.readFile(`${DIR}/LOG`)).toString();
 const wals = (fs: MemFileSystem): string[] => fs.list(DIR).filter((n) => n.endsWith('.log')).sort();
 
@@ -309,7 +314,7 @@ describe('memtable image: the database', () => {
     expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 1 read from the memtable image/);
     for (const [k, v] of model) expect(db.getSync(k)?.toString()).toBe(v);
     expect(db.getSync(keyOf(0))).toBeUndefined(); // deleted in the second pass
-    await nextTurn(); // the background flush installs: the imaged WAL is obsolete, and the image with it
+    await until(() => level0(db) > 0); // the background flush installs: the imaged WAL is obsolete, and the image with it
     expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(1);
     expect(fs.exists(IMAGE)).toBe(false);
     await db.close();
@@ -375,7 +380,7 @@ describe('memtable image: the database', () => {
     const db = await DB.open(DIR, { ...OPTIONS, fs });
     expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 2 read from the memtable image/);
     expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(0);
-    await nextTurn(); // the resumed flush installs: the flushed memtable's WAL goes, and the image
+    await until(() => level0(db) > 0); // the resumed flush installs: the flushed memtable's WAL goes, and the image
     expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(1);
     expect(wals(fs).map((n) => Number(n.slice(0, 6)))).not.toContain(flushing);
     expect(wals(fs).map((n) => Number(n.slice(0, 6)))).toContain(live);

@@ -20,6 +20,13 @@ import { rng, testSeed } from '../support/seed.js';
 const keyOf = (i: number): string => `key-${String(i).padStart(6, '0')}`;
 const valueOf = (i: number, gen = 0): string => `v${gen}-${i}-`.padEnd(60, 'x');
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/**
+ * Until `done` (at most 5 s): the replayed memtable's flush starts once reads pause for 50 ms
+ * (deferMergesDuringReads; db/merge-deferral.ts), then takes a turn.
+ */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 /** Nothing flushes while the tests write (each write stays in the WAL). */
 const OPTIONS = { writeBufferSize: 1024 * 1024 } as const;
 
@@ -65,7 +72,7 @@ describe('reopen flushes the replayed memtable in the background', () => {
     expect(wals(fs)[0]).toBe(replayed);
     await expectKeys(db, 500); // the first reads are served from the immutable memtable
     expect(log(fs)).toMatch(/1 WAL\(s\) replayed, their memtable flushed in the background/);
-    await nextTurn();
+    await until(() => level0(db) > 0);
     expect(level0(db)).toBe(1);
     expect(wals(fs)).toHaveLength(1);
     expect(wals(fs)[0]).not.toBe(replayed);
@@ -97,7 +104,7 @@ describe('reopen flushes the replayed memtable in the background', () => {
   it('a crash after the background flush installed loses nothing either', async () => {
     const fs = await unsyncedWrites(300);
     const db = await DB.open('/db', { ...OPTIONS, fs });
-    await nextTurn();
+    await until(() => level0(db) > 0);
     expect(level0(db)).toBe(1);
     const crashed = fs.crashClone();
     await db.close();
@@ -133,10 +140,40 @@ describe('reopen flushes the replayed memtable in the background', () => {
     db = await DB.open('/db', options);
     expect(log(fs)).toMatch(new RegExp(`${replayed.length} WAL\\(s\\) replayed, their memtable flushed in the background`));
     await expectKeys(db, 300);
-    await nextTurn();
+    await until(() => wals(fs).filter((n) => replayed.includes(n)).length === 0);
     expect(wals(fs).filter((n) => replayed.includes(n))).toEqual([]);
     await expectKeys(db, 300);
     await db.close();
+  });
+
+  it('the flush waits while reads keep coming, and starts once a write comes (deferMergesDuringReads)', async () => {
+    const fs = await unsyncedWrites(500);
+    dropImage(fs);
+    const db = await DB.open('/db', { ...OPTIONS, fs });
+    /** Reads for `ms` without a pause of more than a turn; stops early once `stop` holds. */
+    const readWhile = async (ms: number, stop = (): boolean => false): Promise<void> => {
+      const end = Date.now() + ms;
+      for (let i = 0; Date.now() < end && !stop(); i++) {
+        for (let j = 0; j < 50; j++) expect(db.getSync(keyOf((i * 50 + j) % 500))?.toString()).toBe(valueOf((i * 50 + j) % 500));
+        await nextTurn();
+      }
+    };
+    await readWhile(400);
+    expect(level0(db)).toBe(0); // held: the reads never paused for 50 ms
+    db.putSync(keyOf(600), valueOf(600));
+    const wrote = Date.now();
+    await readWhile(5000, () => level0(db) > 0);
+    expect(level0(db)).toBe(1);
+    expect(Date.now() - wrote).toBeLessThan(1000);
+    await db.close();
+
+    // With the option off, the flush takes the next turn (LevelDB flushes the replayed WAL within its open).
+    const fs2 = await unsyncedWrites(100);
+    dropImage(fs2);
+    const eager = await DB.open('/db', { ...OPTIONS, fs: fs2, deferMergesDuringReads: false });
+    for (let turn = 0; turn < 5 && level0(eager) === 0; turn++) await nextTurn();
+    expect(level0(eager)).toBe(1);
+    await eager.close();
   });
 
   it('opens that close before their flush installs leave no more WALs than the data needs', async () => {
@@ -160,7 +197,8 @@ describe('reopen flushes the replayed memtable in the background', () => {
     db = await DB.open('/db', options);
     expect(level0(db)).toBe(0);
     await expectKeys(db, 400);
-    for (let turn = 0; turn < 20 && level0(db) === 0; turn++) await nextTurn(); // a job per region, one per turn
+    await until(() => level0(db) > 0);
+    for (let turn = 0; turn < 20 && level0(db) < 2; turn++) await nextTurn(); // a job per region, one per turn
     const regions = JSON.parse(db.getProperty('sievekv.regions')!) as unknown[];
     expect(level0(db)).toBeGreaterThan(1); // one table per region that got keys
     expect(level0(db)).toBeLessThanOrEqual(regions.length);
