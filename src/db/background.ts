@@ -440,11 +440,16 @@ export class BackgroundWork {
   }
 
   /**
-   * `maybeCompact` on the next turn of the event loop (LevelDB's open schedules its compaction the
-   * same way): picking opens the candidate tables for their properties, work an open need not wait
-   * for. A writer that meets a level-0 trigger first starts it itself.
+   * For the end of the open: `maybeCompact` on the next turn of the event loop (LevelDB's open
+   * schedules its compaction the same way): picking opens the candidate tables for their
+   * properties, work an open need not wait for. A writer that meets a level-0 trigger first starts
+   * it itself. The open's last sequence number is the one merges put off for reads compare with:
+   * any write after the open makes them due at once (merge-deferral.ts).
    */
   scheduleCompaction(): void {
+    const sequence = this.#host.versions.lastSequence;
+    this.#deferral.observe(sequence);
+    this.#flushDeferral.observe(sequence);
     setImmediate(() => this.maybeCompact());
   }
 

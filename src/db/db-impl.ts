@@ -375,8 +375,8 @@ export class DBImpl {
     this.#memLogStart = image.resumedFrom || this.#logNumber;
     if (image.unused) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_FILE));
     this.#deleteObsoleteFiles(true);
-    if (inBackground) this.#bg.holdFlush(this.#memLogStart);
     this.#bg.scheduleCompaction();
+    if (inBackground) this.#bg.holdFlush(this.#memLogStart);
     this.#info.log(
       `opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length - image.wals.size} WAL(s) replayed` +
         (image.wals.size > 0 ? `, ${image.wals.size} read from the memtable image` : '') +

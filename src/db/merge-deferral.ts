@@ -73,6 +73,11 @@ export class MergeDeferral {
     return Math.max(1, Math.min(GRACE_MS - (now - this.#checkedAt), limitMs - (now - this.#since)));
   }
 
+  /** Takes `sequence` as the one last seen (the open's: writes after it count as writes). */
+  observe(sequence: number): void {
+    this.#sequence = sequence;
+  }
+
   /** A merge starts now (decided here, or for a reason the caller knows of): the next one waits afresh. */
   started(): void {
     this.#since = -1;
