@@ -119,7 +119,9 @@ export class BackgroundWork {
    * (holdFlush), or 0. Meanwhile `flushing` is true, as it will be once the flush starts.
    */
   #heldFlush = 0;
+  /** Whether the held flush is to wait longer (merge-deferral.ts). */
   readonly #flushDeferral = new MergeDeferral();
+  /** The timer that looks again at the held flush, or null. */
   #heldFlushTimer: NodeJS.Timeout | null = null;
 
   constructor(host: BackgroundHost) {
@@ -164,6 +166,7 @@ export class BackgroundWork {
     return this.#shape;
   }
 
+  /** True while a flush runs or is held (holdFlush): a writer that needs the memtables switched waits for it. */
   get flushing(): boolean {
     return this.#flushing;
   }
@@ -207,10 +210,6 @@ export class BackgroundWork {
   // Flush
 
   /**
-   * Writes every region's immutable memtable to a level-0 table in the background. `logNumber` is
-   * the WAL that the fresh memtables write to: once installed, older WALs are obsolete.
-   */
-  /**
    * For the open: `startFlush(logNumber)` for the memtables it replayed, put off like a merge no
    * writer waits for (merge-deferral.ts, with the deeper merges' limit: reading a replayed memtable
    * costs about what reading its table would) unless `deferMergesDuringReads` is off. It starts once
@@ -227,6 +226,7 @@ export class BackgroundWork {
     this.#lookAtHeldFlush();
   }
 
+  /** Starts the held flush if the deferral says so, else looks again when it says. */
   #lookAtHeldFlush(): void {
     if (this.#heldFlush === 0 || this.#closing) return;
     const wait = this.#flushDeferral.decide(performance.now(), this.#readCount(), this.#host.versions.lastSequence, DEEP_LIMIT_MS);
@@ -254,6 +254,10 @@ export class BackgroundWork {
     this.startFlush(logNumber);
   }
 
+  /**
+   * Writes every region's immutable memtable to a level-0 table in the background. `logNumber` is
+   * the WAL that the fresh memtables write to: once installed, older WALs are obsolete.
+   */
   startFlush(logNumber: number): void {
     const host = this.#host;
     const regions = host.regions.filter((r) => r.imm !== null && r.imm.count > 0);

@@ -5,14 +5,16 @@
  * On a machine of few cores a merge takes a reader's core: the worker's thread, and V8's helper
  * threads compiling the worker's code, run beside the thread that reads. Right after an open that
  * found level 0 due for a merge, 250,000 `getSync`s of absent keys took 5.8 µs each with the merge
- * running and 3.1 without (two cores; BENCHMARKS.md, sessions 24, 27 and 29). So a merge that only
+ * running and 3.1 without (two cores; BENCHMARKS.md, sessions 24 and 27). So a merge that only
  * tidies (no write since the last look, level 0 below the slowdown trigger) waits while reads keep
- * coming, and starts once a grace period passes without a read, once a write comes, or once it has
- * waited its limit:
+ * coming, and starts at the first look that finds no read since the one GRACE_MS or more before
+ * it (50-100 ms after the last read), at the first look after a write, or once it has waited its
+ * limit:
  * - a merge out of level 0 makes each read consult fewer tables afterwards, so it waits at most
  *   about as long as it would take to run (its input bytes at MERGE_BYTES_PER_MS): the ski
- *   rental's rule, which never costs the reads more than twice what the better choice in hindsight
- *   would have;
+ *   rental's rule, which bounds what waiting costs the reads by what running costs them, if a
+ *   millisecond of either slows them alike (not measured: a merge beside them cost a miss about
+ *   +85%, each level-0 table a miss consults less);
  * - a merge between deeper levels changes no read's cost (one table per level either way), only
  *   the space the older versions take: it waits up to DEEP_LIMIT_MS.
  *
@@ -21,16 +23,27 @@
  * after the delay `decide` returns.
  */
 
-/** How long without a read counts as a pause, in ms. */
+/**
+ * How long without a read counts as a pause, in ms: also how often a put-off merge is looked at.
+ * A pause is short next to a merge (a level-0 merge of bench/db's database runs for seconds) and
+ * long next to a read loop's gaps (microseconds between gets, a turn of the event loop between
+ * awaited ones).
+ */
 export const GRACE_MS = 50;
-/** The most a merge out of level 0 waits, in ms, however large. */
+/**
+ * The most a merge out of level 0 waits, in ms, however large: level 0 deeper than the compaction
+ * trigger costs each miss a filter probe per table meanwhile.
+ */
 export const LEVEL0_LIMIT_MS = 5000;
-/** The most a merge between deeper levels waits, in ms. */
+/**
+ * The most a merge between deeper levels waits, in ms: what it changes is space, not read cost, so
+ * longer than a level-0 merge; bounded, so a process that reads without a pause still reclaims it.
+ */
 export const DEEP_LIMIT_MS = 10_000;
 /**
- * The merge rate assumed for a level-0 merge's limit: input bytes per ms. Measured on the
- * development machine (two cores): 307 MB read by 28 merges in about 12 s of the worker's time,
- * 25 MB/s (BENCHMARKS.md, session 27).
+ * The merge rate assumed for a level-0 merge's limit: input bytes per ms. On the development
+ * machine (two cores) an overwrite's 28 merges read 307 MB while its worker had no idle time, about
+ * 13 s: ~25 MB/s (BENCHMARKS.md, session 28, "Disk after fillrandom + overwrite").
  */
 export const MERGE_BYTES_PER_MS = 25_000;
 

@@ -65,6 +65,49 @@ describe('MergeDeferral', () => {
     expect(d.decide(10, 1, 1, 20)).toBe(10);
   });
 
+  it('never starts a merge before its limit while every look finds new reads and no write (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 60 }), { minLength: 1, maxLength: 100 }), fc.integer({ min: 60, max: 2000 }), (gaps, limit) => {
+        const d = new MergeDeferral();
+        d.observe(7);
+        let now = 0;
+        let reads = 0;
+        let first = -1;
+        for (const gap of gaps) {
+          now += gap;
+          const wait = d.decide(now, ++reads, 7, limit);
+          if (first < 0) first = now;
+          if (now - first < limit) expect(wait).toBeGreaterThan(0);
+          else return; // may start from here on
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('starts a merge within two grace periods and two looks of the last read (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 1, maxLength: 200 }), fc.integer({ min: 0, max: 200 }), (gaps, readLooks) => {
+        const d = new MergeDeferral();
+        d.observe(7);
+        let now = 0;
+        let reads = 0;
+        let lastRead = 0;
+        for (let i = 0; ; i++) {
+          now += gaps[i % gaps.length]!;
+          if (i < readLooks) {
+            reads++;
+            lastRead = now;
+          }
+          if (d.decide(now, reads, 7, 1e9) === 0) break;
+          expect(now).toBeLessThanOrEqual(lastRead + 2 * GRACE_MS + 2 * 10);
+        }
+        expect(now).toBeLessThanOrEqual(lastRead + 2 * GRACE_MS + 2 * 10);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('follows its rule under any looks, reads and writes (a model)', () => {
     const look = fc.record({ dt: fc.integer({ min: 0, max: 120 }), reads: fc.integer({ min: 0, max: 3 }), write: fc.boolean(), limit: fc.integer({ min: 1, max: 400 }) });
     fc.assert(
