@@ -148,9 +148,8 @@ export interface Options {
   /**
    * Whether a merge no writer waits for waits while the database is being read. Such a merge (no
    * write since the last look, level 0 below `l0SlowdownTrigger`) starts 50-100 ms after the last
-   * read, at the first look after a write, or once it has waited its limit: for a merge out of
-   * level 0 about as long as it would take to run (50 ms to 5 s), for one between deeper levels,
-   * which changes no read's cost, 10 s. The open's flush of the memtables it replayed waits the
+   * read, at the first look after a write, or once it has waited about as long as it would take
+   * to run (its input at 25 MB/s; 50 ms to 5 s). The open's flush of the memtables it replayed waits the
    * same way (at most 10 s; any wait for a flush starts it), and their WALs stay until it runs.
    * On two cores, absent-key reads right after an open took 3.3-4.1 µs with it against 4.7-6.0
    * (the worker and V8's compiler threads take a reader's core; BENCHMARKS.md, session 29).

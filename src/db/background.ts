@@ -51,7 +51,7 @@ import type { VersionSet } from '../version/version-set.js';
 import type { InfoLog } from './info-log.js';
 import type { Region } from './region.js';
 import type { SnapshotList } from './snapshot.js';
-import { DEEP_LIMIT_MS, deferralLimitMs, MergeDeferral } from './merge-deferral.js';
+import { deferralLimitMs, FLUSH_LIMIT_MS, MergeDeferral } from './merge-deferral.js';
 import type { DBStats } from './stats.js';
 import type { TableAccess } from './table-access.js';
 
@@ -211,8 +211,8 @@ export class BackgroundWork {
 
   /**
    * For the open: `startFlush(logNumber)` for the memtables it replayed, put off like a merge no
-   * writer waits for (merge-deferral.ts, with the deeper merges' limit: reading a replayed memtable
-   * costs about what reading its table would) unless `deferMergesDuringReads` is off. It starts once
+   * writer waits for (merge-deferral.ts, with FLUSH_LIMIT_MS: reading a replayed memtable costs
+   * about what reading its table would) unless `deferMergesDuringReads` is off. It starts once
    * reads pause, a write comes (the next look sees it), or a writer needs it: the write path's
    * prestart, and every wait for a flush (a full memtable, `flush()`), starts it first.
    */
@@ -229,7 +229,7 @@ export class BackgroundWork {
   /** Starts the held flush if the deferral says so, else looks again when it says. */
   #lookAtHeldFlush(): void {
     if (this.#heldFlush === 0 || this.#closing) return;
-    const wait = this.#flushDeferral.decide(performance.now(), this.#readCount(), this.#host.versions.lastSequence, DEEP_LIMIT_MS);
+    const wait = this.#flushDeferral.decide(performance.now(), this.#readCount(), this.#host.versions.lastSequence, FLUSH_LIMIT_MS);
     if (wait === 0) {
       this.#releaseHeldFlush();
       return;
@@ -500,7 +500,7 @@ export class BackgroundWork {
     }
     let inputBytes = 0;
     for (const files of choice.inputs) for (const f of files) inputBytes += f.fileSize;
-    const wait = this.#deferral.decide(performance.now(), this.#readCount(), host.versions.lastSequence, deferralLimitMs(choice.level, inputBytes));
+    const wait = this.#deferral.decide(performance.now(), this.#readCount(), host.versions.lastSequence, deferralLimitMs(inputBytes));
     if (wait === 0) return false;
     if (this.#deferralTimer === null) {
       this.#deferralTimer = setTimeout(() => {

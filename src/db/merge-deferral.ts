@@ -9,14 +9,13 @@
  * tidies (no write since the last look, level 0 below the slowdown trigger) waits while reads keep
  * coming, and starts at the first look that finds no read since the one GRACE_MS or more before
  * it (50-100 ms after the last read), at the first look after a write, or once it has waited its
- * limit:
- * - a merge out of level 0 makes each read consult fewer tables afterwards, so it waits at most
- *   about as long as it would take to run (its input bytes at MERGE_BYTES_PER_MS): the ski
- *   rental's rule, which bounds what waiting costs the reads by what running costs them, if a
- *   millisecond of either slows them alike (not measured: a merge beside them cost a miss about
- *   +85%, each level-0 table a miss consults less);
- * - a merge between deeper levels changes no read's cost (one table per level either way), only
- *   the space the older versions take: it waits up to DEEP_LIMIT_MS.
+ * limit, about as long as the merge would take to run (its input bytes at MERGE_BYTES_PER_MS,
+ * between GRACE_MS and LIMIT_MS). A merge out of level 0 makes each read consult fewer tables
+ * afterwards; one between deeper levels leaves fewer older versions for an iterator to read past
+ * (right after an overwrite, level 1 holding most keys again made bench/db's seeks a third
+ * slower). Waiting about as long as the merge runs is the ski rental's rule, which bounds what
+ * waiting costs the reads by what the merge costs them, if a millisecond of either slows them
+ * alike (not measured: a merge beside them cost a miss about +85%).
  *
  * A pure decision over what the caller reads: the clock, a count of reads made so far, the last
  * sequence number (which moves with every write). No timer of its own: the caller looks again
@@ -30,27 +29,34 @@
  * awaited ones).
  */
 export const GRACE_MS = 50;
+/** The most a merge waits, in ms, however large its input. */
+export const LIMIT_MS = 5000;
 /**
- * The most a merge out of level 0 waits, in ms, however large: level 0 deeper than the compaction
- * trigger costs each miss a filter probe per table meanwhile.
+ * The most the open's flush of replayed memtables waits (Background.holdFlush), in ms: reading a
+ * replayed memtable costs about what reading its level-0 table would, so longer than a merge;
+ * bounded, so a process that reads without a pause still frees the WALs it holds.
  */
-export const LEVEL0_LIMIT_MS = 5000;
+export const FLUSH_LIMIT_MS = 10_000;
 /**
- * The most a merge between deeper levels waits, in ms: what it changes is space, not read cost, so
- * longer than a level-0 merge; bounded, so a process that reads without a pause still reclaims it.
- */
-export const DEEP_LIMIT_MS = 10_000;
-/**
- * The merge rate assumed for a level-0 merge's limit: input bytes per ms. On the development
+ * The merge rate assumed for a merge's limit: input bytes per ms. On the development
  * machine (two cores) an overwrite's 28 merges read 307 MB while its worker had no idle time, about
  * 13 s: ~25 MB/s (BENCHMARKS.md, session 28, "Disk after fillrandom + overwrite").
  */
 export const MERGE_BYTES_PER_MS = 25_000;
 
-/** The longest a merge of `inputBytes` out of `level` waits for reads to pause, in ms. */
-export function deferralLimitMs(level: number, inputBytes: number): number {
-  if (level > 0) return DEEP_LIMIT_MS;
-  return Math.min(LEVEL0_LIMIT_MS, Math.max(GRACE_MS, inputBytes / MERGE_BYTES_PER_MS));
+let assumedRate = MERGE_BYTES_PER_MS;
+
+/**
+ * @internal For tests: the merge rate deferralLimitMs assumes, in input bytes per ms (a test's
+ * small merges then wait as long as a large one would). Module state: one test file's.
+ */
+export function assumeMergeRate(bytesPerMs: number): void {
+  assumedRate = bytesPerMs;
+}
+
+/** The longest a merge reading `inputBytes` waits for reads to pause, in ms. */
+export function deferralLimitMs(inputBytes: number): number {
+  return Math.min(LIMIT_MS, Math.max(GRACE_MS, inputBytes / assumedRate));
 }
 
 export class MergeDeferral {

@@ -3,24 +3,25 @@
  * db/merge-deferral.ts). The decision alone: against a model of its rule, under any sequence of
  * looks, reads and writes. A database: a due merge between deeper levels does not start while a
  * loop of getSync reads, starts once the reads pause, and starts at once when a write comes; with
- * the option off it starts during the reads, and a read-only database never starts one.
+ * the option off it starts during the reads. (A read-only database starts none: sync-loop-progress.test.ts.)
  */
 import fc from 'fast-check';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
-import { DEEP_LIMIT_MS, deferralLimitMs, GRACE_MS, LEVEL0_LIMIT_MS, MERGE_BYTES_PER_MS, MergeDeferral } from '../../src/db/merge-deferral.js';
+import { assumeMergeRate, deferralLimitMs, GRACE_MS, LIMIT_MS, MERGE_BYTES_PER_MS, MergeDeferral } from '../../src/db/merge-deferral.js';
 import { key, value } from '../support/scattered-keys.js';
 
 describe('deferralLimitMs', () => {
-  it('a level-0 merge waits about as long as it would run, between the grace period and its cap; a deeper one, the deep limit', () => {
-    expect(deferralLimitMs(0, 10 * MERGE_BYTES_PER_MS)).toBe(Math.max(GRACE_MS, 10));
-    expect(deferralLimitMs(0, 1000 * MERGE_BYTES_PER_MS)).toBe(1000);
-    expect(deferralLimitMs(0, 1e12)).toBe(LEVEL0_LIMIT_MS);
-    expect(deferralLimitMs(1, 0)).toBe(DEEP_LIMIT_MS);
-    expect(deferralLimitMs(3, 1e12)).toBe(DEEP_LIMIT_MS);
+  it('is about as long as the merge would run, between the grace period and its cap', () => {
+    expect(deferralLimitMs(10 * MERGE_BYTES_PER_MS)).toBe(GRACE_MS);
+    expect(deferralLimitMs(1000 * MERGE_BYTES_PER_MS)).toBe(1000);
+    expect(deferralLimitMs(1e12)).toBe(LIMIT_MS);
+    assumeMergeRate(MERGE_BYTES_PER_MS / 10);
+    expect(deferralLimitMs(100 * MERGE_BYTES_PER_MS)).toBe(1000);
+    assumeMergeRate(MERGE_BYTES_PER_MS);
   });
 });
 
@@ -217,6 +218,11 @@ async function until(done: () => boolean, limitMs = 20_000): Promise<void> {
 }
 
 describe('a database being read', () => {
+  // The tests' merges read ~100-300 KB: at this rate they wait up to the cap, 5 s, as a merge of
+  // 125 MB would at the assumed rate. Restored after.
+  beforeAll(() => assumeMergeRate(50));
+  afterAll(() => assumeMergeRate(MERGE_BYTES_PER_MS));
+
   it('puts off a due merge between deeper levels while getSync reads, and runs it once the reads pause', async () => {
     const dir = await levelOneOverTarget();
     const db = await DB.open(dir, options);
@@ -239,7 +245,7 @@ describe('a database being read', () => {
     // The next look (a poll, within 1,024 gets) finds the write: the merge starts while the reads
     // go on, long before its limit. The loop never yields, so no pause in the reads is seen.
     const wrote = Date.now();
-    while (mergesStarted(dir) === 0 && Date.now() - wrote < DEEP_LIMIT_MS / 2) readFor(db, 20);
+    while (mergesStarted(dir) === 0 && Date.now() - wrote < LIMIT_MS / 2) readFor(db, 20);
     expect(mergesStarted(dir)).toBeGreaterThan(0);
     await until(() => mergesInto(db, 2) > 0);
     expect(mergesInto(db, 2)).toBeGreaterThan(0);
@@ -250,7 +256,7 @@ describe('a database being read', () => {
     const dir = await levelOneOverTarget();
     const db = await DB.open(dir, { ...options, deferMergesDuringReads: false });
     const start = Date.now();
-    while (mergesStarted(dir) === 0 && Date.now() - start < DEEP_LIMIT_MS / 2) readFor(db, 20);
+    while (mergesStarted(dir) === 0 && Date.now() - start < LIMIT_MS / 2) readFor(db, 20);
     expect(mergesStarted(dir)).toBeGreaterThan(0);
     await until(() => mergesInto(db, 2) > 0);
     expect(mergesInto(db, 2)).toBeGreaterThan(0);
