@@ -151,7 +151,7 @@ export interface Options {
    * read, at the first look after a write, or once it has waited about as long as it would take
    * to run (its input at 25 MB/s; 50 ms to 5 s). The open's flush of the memtables it replayed waits the
    * same way (at most 10 s; any wait for a flush starts it), and their WALs stay until it runs.
-   * On two cores, absent-key reads right after an open took 3.3-4.1 µs with it against 4.7-6.0
+   * On two cores, absent-key reads right after an open took 2.4-2.8 µs with it against 3.7-4.9
    * (the worker and V8's compiler threads take a reader's core; BENCHMARKS.md, session 29).
    * `false`: merges start as soon as they are due (LevelDB's way). Writers, `compactRange` and a
    * read-only database are not affected. @defaultValue true
