@@ -51,7 +51,7 @@ import type { VersionSet } from '../version/version-set.js';
 import type { InfoLog } from './info-log.js';
 import type { Region } from './region.js';
 import type { SnapshotList } from './snapshot.js';
-import { deferralLimitMs, FLUSH_LIMIT_MS, MergeDeferral } from './merge-deferral.js';
+import { DeferredWork, deferralLimitMs, FLUSH_LIMIT_MS } from './merge-deferral.js';
 import type { DBStats } from './stats.js';
 import type { TableAccess } from './table-access.js';
 
@@ -111,18 +111,14 @@ export class BackgroundWork {
   #closing = false;
   #waiters: (() => void)[] = [];
   /** Whether a merge no writer waits for waits for reads to pause (merge-deferral.ts). */
-  readonly #deferral = new MergeDeferral();
-  /** The timer that looks again at a merge put off for reads, or null. */
-  #deferralTimer: NodeJS.Timeout | null = null;
+  readonly #mergeDeferral = new DeferredWork();
   /**
    * The log number of the flush of the memtables an open replayed while it is put off for reads
    * (holdFlush), or 0. Meanwhile `flushing` is true, as it will be once the flush starts.
    */
   #heldFlush = 0;
   /** Whether the held flush is to wait longer (merge-deferral.ts). */
-  readonly #flushDeferral = new MergeDeferral();
-  /** The timer that looks again at the held flush, or null. */
-  #heldFlushTimer: NodeJS.Timeout | null = null;
+  readonly #flushDeferral = new DeferredWork();
 
   constructor(host: BackgroundHost) {
     this.#host = host;
@@ -229,17 +225,7 @@ export class BackgroundWork {
   /** Starts the held flush if the deferral says so, else looks again when it says. */
   #lookAtHeldFlush(): void {
     if (this.#heldFlush === 0 || this.#closing) return;
-    const wait = this.#flushDeferral.decide(performance.now(), this.#readCount(), this.#host.versions.lastSequence, FLUSH_LIMIT_MS);
-    if (wait === 0) {
-      this.#releaseHeldFlush();
-      return;
-    }
-    if (this.#heldFlushTimer !== null) return;
-    this.#heldFlushTimer = setTimeout(() => {
-      this.#heldFlushTimer = null;
-      this.#lookAtHeldFlush();
-    }, wait);
-    this.#heldFlushTimer.unref();
+    if (this.#flushDeferral.mayStart(this.#readCount(), this.#host.versions.lastSequence, FLUSH_LIMIT_MS, () => this.#lookAtHeldFlush())) this.#releaseHeldFlush();
   }
 
   /** Starts the held flush now, if there is one. */
@@ -248,8 +234,6 @@ export class BackgroundWork {
     if (logNumber === 0 || this.#closing) return;
     this.#heldFlush = 0;
     this.#flushDeferral.started();
-    if (this.#heldFlushTimer !== null) clearTimeout(this.#heldFlushTimer);
-    this.#heldFlushTimer = null;
     this.#flushing = false;
     this.startFlush(logNumber);
   }
@@ -452,7 +436,7 @@ export class BackgroundWork {
    */
   scheduleCompaction(): void {
     const sequence = this.#host.versions.lastSequence;
-    this.#deferral.observe(sequence);
+    this.#mergeDeferral.observe(sequence);
     this.#flushDeferral.observe(sequence);
     setImmediate(() => this.maybeCompact());
   }
@@ -490,26 +474,17 @@ export class BackgroundWork {
     const host = this.#host;
     const options = host.options;
     if (urgent || !options.deferMergesDuringReads || choice.reason !== 'size') {
-      this.#deferral.started();
+      this.#mergeDeferral.started();
       return false;
     }
     const version = host.versions.current;
     if (version.regions[choice.region]![0]!.length >= options.l0SlowdownTrigger) {
-      this.#deferral.started();
+      this.#mergeDeferral.started();
       return false;
     }
     let inputBytes = 0;
     for (const files of choice.inputs) for (const f of files) inputBytes += f.fileSize;
-    const wait = this.#deferral.decide(performance.now(), this.#readCount(), host.versions.lastSequence, deferralLimitMs(inputBytes));
-    if (wait === 0) return false;
-    if (this.#deferralTimer === null) {
-      this.#deferralTimer = setTimeout(() => {
-        this.#deferralTimer = null;
-        this.maybeCompact();
-      }, wait);
-      this.#deferralTimer.unref();
-    }
-    return true;
+    return !this.#mergeDeferral.mayStart(this.#readCount(), host.versions.lastSequence, deferralLimitMs(inputBytes), () => this.maybeCompact());
   }
 
   #compactWhileDue(urgent = false): void {
@@ -790,12 +765,10 @@ export class BackgroundWork {
    */
   async close(): Promise<void> {
     this.#closing = true;
-    if (this.#deferralTimer !== null) clearTimeout(this.#deferralTimer);
-    this.#deferralTimer = null;
+    this.#mergeDeferral.cancel();
     // A held flush never starts: its memtables stay in the image close writes, as an abandoned
     // flush's do, and their WALs stay live.
-    if (this.#heldFlushTimer !== null) clearTimeout(this.#heldFlushTimer);
-    this.#heldFlushTimer = null;
+    this.#flushDeferral.cancel();
     await Promise.all([...new Set([this.#flushRunner, this.#compactRunner])].map((runner) => runner.close()));
   }
 }

@@ -17,9 +17,9 @@
  * waiting costs the reads by what the merge costs them, if a millisecond of either slows them
  * alike (not measured: a merge beside them cost a miss about +85%).
  *
- * A pure decision over what the caller reads: the clock, a count of reads made so far, the last
- * sequence number (which moves with every write). No timer of its own: the caller looks again
- * after the delay `decide` returns.
+ * MergeDeferral is the decision alone, over what the caller reads: the clock, a count of reads
+ * made so far, the last sequence number (which moves with every write); it returns the delay
+ * after which to look again. DeferredWork adds the timer that does look again.
  */
 
 /**
@@ -110,5 +110,48 @@ export class MergeDeferral {
   #start(): number {
     this.#since = -1;
     return 0;
+  }
+}
+
+/**
+ * A MergeDeferral with the timer that looks again when it says: one per kind of work put off
+ * (merges; the open's flush). The timer is unref'd: it keeps no process alive.
+ */
+export class DeferredWork {
+  readonly #deferral = new MergeDeferral();
+  #timer: NodeJS.Timeout | null = null;
+
+  /**
+   * True if the work may start now (MergeDeferral.decide); else `lookAgain` is scheduled for when
+   * the deferral says, unless a look is already scheduled.
+   */
+  mayStart(reads: number, sequence: number, limitMs: number, lookAgain: () => void): boolean {
+    const wait = this.#deferral.decide(performance.now(), reads, sequence, limitMs);
+    if (wait === 0) return true;
+    if (this.#timer === null) {
+      this.#timer = setTimeout(() => {
+        this.#timer = null;
+        lookAgain();
+      }, wait);
+      this.#timer.unref();
+    }
+    return false;
+  }
+
+  /** See MergeDeferral.observe. */
+  observe(sequence: number): void {
+    this.#deferral.observe(sequence);
+  }
+
+  /** The work starts for a reason of the caller's: the next waits afresh, and no look is left scheduled. */
+  started(): void {
+    this.#deferral.started();
+    this.cancel();
+  }
+
+  /** Drops the scheduled look, if any (close). */
+  cancel(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
   }
 }

@@ -212,6 +212,15 @@ function readFor(db: DB, ms: number): void {
   for (let n = 0; Date.now() < until; n++) expect(db.getSync(key(n % KEYS))?.toString()).toBe(`${value(n % KEYS)}.1`);
 }
 
+/**
+ * getSync in a loop that never yields (so no pause in the reads is seen) until a merge into level 2
+ * has started, for at most half a merge's longest wait: one that starts did not wait its limit out.
+ */
+function readUntilAMergeStarts(db: DB, dir: string): void {
+  const start = Date.now();
+  while (mergesStarted(dir) === 0 && Date.now() - start < LIMIT_MS / 2) readFor(db, 20);
+}
+
 async function until(done: () => boolean, limitMs = 20_000): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -243,9 +252,8 @@ describe('a database being read', () => {
     expect(mergesStarted(dir)).toBe(0);
     db.putSync(key(0), `${value(0)}.1`);
     // The next look (a poll, within 1,024 gets) finds the write: the merge starts while the reads
-    // go on, long before its limit. The loop never yields, so no pause in the reads is seen.
-    const wrote = Date.now();
-    while (mergesStarted(dir) === 0 && Date.now() - wrote < LIMIT_MS / 2) readFor(db, 20);
+    // go on, long before its limit.
+    readUntilAMergeStarts(db, dir);
     expect(mergesStarted(dir)).toBeGreaterThan(0);
     await until(() => mergesInto(db, 2) > 0);
     expect(mergesInto(db, 2)).toBeGreaterThan(0);
@@ -255,8 +263,7 @@ describe('a database being read', () => {
   it("with deferMergesDuringReads false, runs it while getSync reads (LevelDB's way)", async () => {
     const dir = await levelOneOverTarget();
     const db = await DB.open(dir, { ...options, deferMergesDuringReads: false });
-    const start = Date.now();
-    while (mergesStarted(dir) === 0 && Date.now() - start < LIMIT_MS / 2) readFor(db, 20);
+    readUntilAMergeStarts(db, dir);
     expect(mergesStarted(dir)).toBeGreaterThan(0);
     await until(() => mergesInto(db, 2) > 0);
     expect(mergesInto(db, 2)).toBeGreaterThan(0);
