@@ -22,6 +22,8 @@
  * after which to look again. DeferredWork adds the timer that does look again.
  */
 
+import { performance } from 'node:perf_hooks';
+
 /**
  * How long without a read counts as a pause, in ms: also how often a put-off merge is looked at.
  * A pause is short next to a merge (a level-0 merge of bench/db's database runs for seconds) and
