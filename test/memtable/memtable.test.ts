@@ -299,8 +299,11 @@ describe('MemTable.addRun (a WAL replay: many batches gathered, sorted once, loa
       expect(mem.mayContainHash(levelDBHash(key(i), MEMTABLE_BLOOM_SEED))).toBe(true);
     }
     expect(mem.bloomDeferred).toBe(true);
-    // The 65th search fills it from the list: the keys added before and during the deferral.
+    // The 65th search begins the fill (its 30 keys, one slice), the 66th checks their links and
+    // ends it: the filter holds the keys added before and during the deferral.
     for (let i = 0; i < 5; i++) mem.get(key(1), 100);
+    expect(mem.bloomDeferred).toBe(true);
+    mem.get(key(1), 100);
     expect(mem.bloomDeferred).toBe(false);
     for (let i = 60; i < 70; i += 2) mem.add(i + 1, ValueType.VALUE, key(i), key(i)); // added after the fill
     let excluded = 0;
@@ -324,16 +327,58 @@ describe('MemTable.addRun (a WAL replay: many batches gathered, sorted once, loa
     expect(deferred.bloomDeferred).toBe(true);
     // Counted as if filled, so the memtable switches at the same size whether reads filled it or not.
     expect(deferred.approximateMemoryUsage).toBe(eager.approximateMemoryUsage);
-    // A sixteenth of 2,000 entries is 125 searches (more than 64).
+    // A sixteenth of 2,000 entries is 125 searches (more than 64); the 126th begins the fill, a
+    // slice of 128 keys per search (16 searches), then 512 links per search (4 more).
     for (let i = 0; i < 125; i++) expect(deferred.get(key(2 * i), 5000)).toBe(Lookup.FOUND);
     expect(deferred.bloomDeferred).toBe(true);
-    expect(deferred.get(key(1), 5000)).toBe(Lookup.NOT_FOUND);
-    expect(deferred.bloomDeferred).toBe(false);
+    let searches = 0;
+    while (deferred.bloomDeferred) {
+      expect(deferred.get(key(2 * searches + 1), 5000)).toBe(Lookup.NOT_FOUND);
+      expect(deferred.get(key(2 * searches), 5000)).toBe(Lookup.FOUND);
+      searches += 2;
+    }
+    expect(searches).toBe(20);
     for (let i = 0; i < 4000; i++) {
       const h = levelDBHash(key(i), MEMTABLE_BLOOM_SEED);
       expect(deferred.mayContainHash(h)).toBe(eager.mayContainHash(h)); // the same bits as one filled when made
       expect(deferred.get(key(i), 5000)).toBe(i % 2 === 0 ? Lookup.FOUND : Lookup.NOT_FOUND);
     }
+  });
+
+  it('a deferred filter filled a slice per search answers like the list under any mix of gets and adds', () => {
+    // An image's memtable (deferBloom) taking writes while reads fill its filter: every get finds
+    // exactly what the model holds, before, during and after the fill, and the filled filter holds
+    // every key added before the deferral, during it, and during the fill.
+    const key = (i: number): Uint8Array => new TextEncoder().encode(`key-${String(i).padStart(5, '0')}`);
+    const op = fc.oneof(fc.record({ get: fc.nat(3999) }), fc.record({ add: fc.nat(3999) }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1500 }), fc.array(op, { maxLength: 1200 }), (imaged, ops) => {
+        const source = new MemTable();
+        const model = new Map<number, number>();
+        let seq = 0;
+        for (let i = 0; i < imaged; i++) {
+          const k = (i * 2654435761) % 4000;
+          source.add(++seq, ValueType.VALUE, key(k), key(seq));
+          model.set(k, seq);
+        }
+        const mem = new MemTable({ bloomBits: 1 << 15, state: { list: source.exportState(), maxSequence: seq }, deferBloom: true });
+        for (const o of ops) {
+          if ('add' in o) {
+            mem.add(++seq, ValueType.VALUE, key(o.add), key(seq));
+            model.set(o.add, seq);
+          } else {
+            const want = model.get(o.get);
+            expect(mem.get(key(o.get), seq)).toBe(want === undefined ? Lookup.NOT_FOUND : Lookup.FOUND);
+            if (want !== undefined) expect(mem.foundValue).toEqual(key(want));
+          }
+        }
+        // Enough searches to end any fill under way: the filter then holds every key.
+        for (let i = 0; i < 200 && mem.bloomDeferred; i++) mem.get(key(0), seq);
+        expect(mem.bloomDeferred).toBe(false);
+        for (const k of model.keys()) expect(mem.mayContainHash(levelDBHash(key(k), MEMTABLE_BLOOM_SEED))).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('orders a run too long for 16 index bits, whose keys tie in the 8 bytes after their shared prefix', () => {
