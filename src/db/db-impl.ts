@@ -379,7 +379,7 @@ export class DBImpl {
     if (inBackground) this.#bg.holdFlush(this.#memLogStart);
     this.#info.log(
       `opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length - image.wals.size} WAL(s) replayed` +
-        (image.wals.size > 0 ? `, ${image.wals.size} read from the memtable image` : '') +
+        (image.wals.size > 0 ? `, ${image.wals.size} read from the memtable image (${image.filtersTaken} Bloom filter(s) with it)` : '') +
         (inBackground ? `, their memtable flushed in the background (WALs ${held.join(', ')} live until then)` : ''),
     );
   }
@@ -500,11 +500,11 @@ export class DBImpl {
     logs: readonly number[],
     sizes: ReadonlyMap<number, number>,
     limit: number,
-  ): { wals: Set<number>; lastSequence: number; resumedFrom: number; unused: boolean; walsSynced: boolean } {
+  ): { wals: Set<number>; lastSequence: number; resumedFrom: number; unused: boolean; walsSynced: boolean; filtersTaken: number } {
     const fs = this.fs;
     const path = join(this.dir, MEMTABLE_IMAGE_FILE);
     if (fs.exists(join(this.dir, MEMTABLE_IMAGE_TEMP))) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));
-    if (!fs.exists(path)) return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: false, walsSynced: false };
+    if (!fs.exists(path)) return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: false, walsSynced: false, filtersTaken: 0 };
     const arenas = this.arenas;
     // The arenas the image is read into, and how much of each it wrote: those not kept go back.
     const taken: { buffer: ListBuffer; used: number }[] = [];
@@ -529,11 +529,12 @@ export class DBImpl {
           this.#versions.prevLogNumber === 0 &&
           this.#imageMismatch(second.wals, nonEmpty, first.wals.length, sizes) === '';
         const used = resume ? [first, second] : [first];
-        // Both built before the region changes: a throw here leaves it as it was. Their Bloom
-        // filters are deferred: filled only if reads come before the flush (one part: the open
-        // flushes it as if replayed, #drainRun) or while the resumed live one takes writes.
-        const flushing = resume ? this.#newMemTable(first.state, true) : null;
-        const live = this.#newMemTable(resume ? second.state : first.state, true);
+        // Both built before the region changes: a throw here leaves it as it was. Each takes the
+        // Bloom filter its part saved; one saved without (or of another size) is deferred:
+        // filled only if reads come before the flush (one part: the open flushes it as if
+        // replayed, #drainRun) or while the resumed live one takes writes.
+        const flushing = resume ? this.#newMemTable(first.state, true, first.filter) : null;
+        const live = resume ? this.#newMemTable(second.state, true, second.filter) : this.#newMemTable(first.state, true, first.filter);
         const region = this.regions[0]!;
         region.mem.retire();
         region.imm = flushing;
@@ -542,14 +543,15 @@ export class DBImpl {
         this.#imageWal = first.wals[0]!.number;
         const wals = new Set(used.flatMap((p) => p.wals.map((w) => w.number)));
         const lastSequence = Math.max(...used.map((p) => p.state.maxSequence));
-        return { wals, lastSequence, resumedFrom: resume ? second.wals[0]!.number : 0, unused: false, walsSynced: first.walsSynced };
+        const filtersTaken = [flushing, live].filter((m) => m !== null && m.filterWords !== null).length;
+        return { wals, lastSequence, resumedFrom: resume ? second.wals[0]!.number : 0, unused: false, walsSynced: first.walsSynced, filtersTaken };
       }
     } catch (err) {
       why = (err as Error).message;
     }
     for (const t of taken) arenas.give(t.buffer, t.used);
     this.#info.log(`memtable image not used (${why}): the WALs are replayed`);
-    return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: true, walsSynced: false };
+    return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: true, walsSynced: false, filtersTaken: 0 };
   }
 
   /**
@@ -569,11 +571,12 @@ export class DBImpl {
   }
 
   /**
-   * A fresh memtable, or one over `state` (a memtable image's), with the options' Bloom filter
-   * (deferred if `deferBloom`: see MemTableOptions.deferBloom).
+   * A fresh memtable, or one over `state` (a memtable image's), with the options' Bloom filter:
+   * the one saved with the state (`bloom`) if it has the options' size, else one deferred if
+   * `deferBloom` (see MemTableOptions).
    */
-  #newMemTable(state?: { list: SkipListState; maxSequence: number }, deferBloom = false): MemTable {
-    return new MemTable({ bloomBits: this.#memTableBloomBits, pool: this.arenas, state, deferBloom });
+  #newMemTable(state?: { list: SkipListState; maxSequence: number }, deferBloom = false, bloom?: Uint32Array): MemTable {
+    return new MemTable({ bloomBits: this.#memTableBloomBits, pool: this.arenas, state, deferBloom, ...(bloom !== undefined ? { bloom } : {}) });
   }
 
   #removeQuietly(path: string): void {
@@ -1328,7 +1331,7 @@ export class DBImpl {
         // Records but no entries (empty batches), or more WALs than a reader takes: the image
         // cannot stand for those WALs, nor for any after them.
         if (memtable === null || memtable.count === 0 || wals.length > MAX_IMAGE_WALS) break;
-        parts.push({ wals, view: memtable.storageView(), maxSequence: memtable.maxSequence });
+        parts.push({ wals, view: memtable.storageView(), maxSequence: memtable.maxSequence, filter: memtable.filterWords });
       }
       if (parts.length > 0) {
         writeMemTableImage(fs, this.dir, parts, how);

@@ -31,7 +31,13 @@
  *             per WAL: number u64 | length u64 | CRC-32C of its bytes u32
  *             words u32 | entries u32 | height u32
  *             the skiplist's words in use (words × 4 bytes, memtable/skiplist.ts's node layout)
+ *             filter words u32 | the memtable's Bloom filter (filter words × 4 bytes; 0: none)
  *   masked CRC-32C of everything before u32
+ *
+ * The filter is the memtable's (memtable.ts) when it held every key at close; 0 words when the
+ * memtable had none or had not filled a deferred one. An open takes it as the memtable's own when
+ * it has the size the options give now, and need not fill one: a deferred filter's fill cost a
+ * fresh process 11-15 ms of its first reads for a 4 MiB memtable (BENCHMARKS.md, session 30).
  *
  * Flags: bit 0 (WALS_SYNCED), every WAL the image names was durable through the length it names
  * (fdatasynced) before the image was put in place (renamed to MEMTABLE). An open that uses such
@@ -55,8 +61,8 @@ export const MEMTABLE_IMAGE_TEMP = 'MEMTABLE.tmp';
 
 // Persisted: the file's layout (see the file comment). Never change without FORMAT_VERSION.
 const MAGIC = new TextEncoder().encode('SKVMEMTB');
-/** Persisted. Bump whenever the skiplist's node layout or this file's layout changes (2: the flags word). */
-const FORMAT_VERSION = 2;
+/** Persisted. Bump whenever the skiplist's node layout or this file's layout changes (2: the flags word; 3: the filters). */
+const FORMAT_VERSION = 3;
 const PREFIX_BYTES = 20;
 /** Persisted: the flag saying that every WAL the image names was synced before it was put in place. */
 const WALS_SYNCED = 1;
@@ -109,6 +115,8 @@ export interface ImagePartSource {
   wals: readonly WalStamp[];
   view: SkipListView;
   maxSequence: number;
+  /** The memtable's Bloom filter if it holds every key (MemTable.filterWords), else null. @defaultValue null */
+  filter?: Uint32Array | null;
 }
 
 /** How `writeMemTableImage` writes. */
@@ -140,7 +148,7 @@ export function writeMemTableImage(fs: FileSystem, dir: string, parts: readonly 
     putFixed32(prefix, 12, parts.length);
     putFixed32(prefix, 16, walsSynced ? WALS_SYNCED : 0);
     put(prefix);
-    for (const { wals, view, maxSequence } of parts) {
+    for (const { wals, view, maxSequence, filter = null } of parts) {
       const header = new Uint8Array(12 + wals.length * WAL_BYTES + STATE_BYTES);
       putFixed64(header, 0, maxSequence);
       putFixed32(header, 8, wals.length);
@@ -156,6 +164,10 @@ export function writeMemTableImage(fs: FileSystem, dir: string, parts: readonly 
       putFixed32(header, at + 8, view.height);
       put(header);
       put(view.bytes);
+      const filterHead = new Uint8Array(4);
+      putFixed32(filterHead, 0, filter === null ? 0 : filter.length);
+      put(filterHead);
+      if (filter !== null) put(new Uint8Array(filter.buffer, filter.byteOffset, filter.byteLength));
     }
     const trailer = new Uint8Array(4);
     putFixed32(trailer, 0, maskCrc(crc));
@@ -179,6 +191,8 @@ export interface ImagePart {
   wals: WalStamp[];
   state: { list: SkipListState; maxSequence: number };
   walsSynced: boolean;
+  /** The memtable's Bloom filter as saved (see the file comment), or undefined if none was. */
+  filter: Uint32Array | undefined;
 }
 
 /**
@@ -265,7 +279,7 @@ function decode(source: ImageSource, arena: (used: number) => ListBuffer): Image
   const flags = getFixed32(prefix, 16);
   if ((flags & ~WALS_SYNCED) !== 0) return `unknown flags ${flags}`;
   let crc = crc32c(prefix);
-  const pending: { wals: WalStamp[]; maxSequence: number; list: SkipListState }[] = [];
+  const pending: { wals: WalStamp[]; maxSequence: number; list: SkipListState; filter: Uint32Array | undefined }[] = [];
   let at = PREFIX_BYTES;
   for (let p = 0; p < partCount; p++) {
     if (at + 12 > end) return `part ${p} does not fit`;
@@ -292,8 +306,23 @@ function decode(source: ImageSource, arena: (used: number) => ListBuffer): Image
     const storage = new Uint8Array(buffer, 0, used);
     if (!source.read(storage, used, storageAt)) return cut();
     crc = crc32c(storage, 0, used, crc);
-    pending.push({ wals, maxSequence, list: { buffer, words, count: getFixed32(rest, state + 4), height: getFixed32(rest, state + 8) } });
     at = storageAt + used;
+    if (at + 4 > end) return `part ${p}'s filter does not fit`;
+    const filterHead = new Uint8Array(4);
+    if (!source.read(filterHead, 4, at)) return cut();
+    crc = crc32c(filterHead, 0, 4, crc);
+    const filterWords = getFixed32(filterHead, 0);
+    at += 4;
+    if (filterWords > (end - at) / 4) return `part ${p}: a filter of ${filterWords} words, ${end - at} bytes present`;
+    let filter: Uint32Array | undefined;
+    if (filterWords > 0) {
+      filter = new Uint32Array(filterWords);
+      const filterBytes = new Uint8Array(filter.buffer);
+      if (!source.read(filterBytes, filterBytes.length, at)) return cut();
+      crc = crc32c(filterBytes, 0, filterBytes.length, crc);
+      at += filterBytes.length;
+    }
+    pending.push({ wals, maxSequence, list: { buffer, words, count: getFixed32(rest, state + 4), height: getFixed32(rest, state + 8) }, filter });
   }
   if (at !== end) return `${end - at} bytes after the last part`;
   const trailer = new Uint8Array(4);
@@ -301,10 +330,10 @@ function decode(source: ImageSource, arena: (used: number) => ListBuffer): Image
   if (maskCrc(crc) !== getFixed32(trailer, 0)) return 'checksum mismatch';
   const parts: ImagePart[] = [];
   for (let p = 0; p < pending.length; p++) {
-    const { wals, maxSequence, list } = pending[p]!;
+    const { wals, maxSequence, list, filter } = pending[p]!;
     const problem = skipListStateProblem(list, maxSequence);
     if (problem !== null) return `part ${p}: bad skiplist storage: ${problem}`;
-    parts.push({ wals, state: { list, maxSequence }, walsSynced: (flags & WALS_SYNCED) !== 0 });
+    parts.push({ wals, state: { list, maxSequence }, walsSynced: (flags & WALS_SYNCED) !== 0, filter });
   }
   return parts;
 }

@@ -83,6 +83,12 @@ export interface MemTableOptions {
    * during that time pays nothing for their filters. @defaultValue false
    */
   deferBloom?: boolean;
+  /**
+   * With `state` and `bloomBits`: the filter saved with it (a memtable image's, `filterWords`
+   * when the image was written). Taken as the memtable's own if it is `bloomBits` long (no fill,
+   * nothing deferred); ignored otherwise (the option changed since). @defaultValue none
+   */
+  bloom?: Uint32Array;
 }
 
 /** Sets the BLOOM_PROBES bits of hash `h` in `bloom` (`mask`: its bit count − 1, a power of two − 1). */
@@ -137,13 +143,24 @@ export class MemTable {
     const bits = options.bloomBits ?? 0;
     // A power of two, so a probe's bit is a mask of the hash, not a (floating-point) remainder.
     this.#bloomBits = bits > 0 ? 2 ** Math.ceil(Math.log2(Math.max(64, bits))) : 0;
-    if (bits > 0 && state !== undefined && options.deferBloom === true) {
+    if (bits > 0 && state !== undefined && options.bloom !== undefined && options.bloom.length === this.#bloomBits >>> 5) {
+      this.#bloom = this.#sink = options.bloom;
+    } else if (bits > 0 && state !== undefined && options.deferBloom === true) {
       this.#bloom = this.#sink = null;
       this.#bareSearches = 0;
     } else {
       this.#bloom = this.#sink = bits > 0 ? new Uint32Array(this.#bloomBits >>> 5) : null;
       if (this.#bloom !== null && state !== undefined) this.#bloomAddList(this.#bloom);
     }
+  }
+
+  /**
+   * The Bloom filter's words when it holds every key (neither deferred nor being filled), else
+   * null: for a memtable image, which saves it beside the storage. Borrowed: valid until the
+   * memtable is recycled.
+   */
+  get filterWords(): Uint32Array | null {
+    return this.#bloom;
   }
 
   /** True while the Bloom filter is deferred: not yet filled, to be filled once reads need it. */

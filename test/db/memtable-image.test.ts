@@ -19,7 +19,8 @@ import type { WritableFile } from '../../src/fs/file-system.js';
 import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import { crc32c, maskCrc } from '../../src/format/crc32c.js';
 import { putFixed32 } from '../../src/format/coding.js';
-import { Lookup, MemTable, ValueType } from '../../src/memtable/memtable.js';
+import { levelDBHash } from '../../src/filter/leveldb-hash.js';
+import { Lookup, MEMTABLE_BLOOM_SEED, MemTable, ValueType } from '../../src/memtable/memtable.js';
 import { DezhouRegionRouter } from '../../src/shard/dezhou-router.js';
 import { testSeed } from '../support/seed.js';
 
@@ -73,9 +74,9 @@ async function contents(fs: MemFileSystem, paranoidChecks = true): Promise<{ ent
 }
 
 /** Writes keys [0, n) twice over (some deleted in between) without a flush, then closes. */
-async function written(n: number, fs = new MemFileSystem()): Promise<Map<string, string>> {
+async function written(n: number, fs = new MemFileSystem(), options: { memtableBloomBitsPerKey?: number } = {}): Promise<Map<string, string>> {
   const model = new Map<string, string>();
-  const db = await DB.open(DIR, { ...OPTIONS, fs });
+  const db = await DB.open(DIR, { ...OPTIONS, ...options, fs });
   for (let gen = 0; gen < 2; gen++) {
     for (let i = 0; i < n; i++) {
       const k = keyOf((i * 7919) % n);
@@ -153,9 +154,9 @@ describe('memtable image: format', () => {
   it('reads any damaged or cut image as "not an image", never as other entries', () => {
     const fs = new MemFileSystem();
     fs.mkdir(DIR);
-    const mem = new MemTable();
+    const mem = new MemTable({ bloomBits: 1024 }); // its filter is saved too: damage there counts
     for (let i = 0; i < 50; i++) mem.add(i + 1, ValueType.VALUE, Buffer.from(keyOf(i)), Buffer.from(valueOf(i, 0)));
-    writeMemTableImage(fs, DIR, [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 50 }]);
+    writeMemTableImage(fs, DIR, [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 50, filter: mem.filterWords }]);
     const good = fs.readFile(IMAGE);
     fc.assert(
       fc.property(fc.nat(good.length - 1), fc.integer({ min: 1, max: 255 }), fc.nat(good.length - 1), (at, xor, cut) => {
@@ -172,6 +173,57 @@ describe('memtable image: format', () => {
       }),
       { seed: testSeed(), numRuns: 300 },
     );
+  });
+});
+
+describe('memtable image: the Bloom filters', () => {
+  it('saves a memtable\'s filter with it; a memtable over the part takes it at the options\' size and defers one otherwise', () => {
+    const fs = new MemFileSystem();
+    fs.mkdir(DIR);
+    const key = (i: number): Uint8Array => Buffer.from(keyOf(i));
+    const mem = new MemTable({ bloomBits: 1 << 14 });
+    for (let i = 0; i < 500; i++) mem.add(i + 1, ValueType.VALUE, key(2 * i), Buffer.from(valueOf(i, 0)));
+    const filter = mem.filterWords!;
+    expect(filter).not.toBeNull();
+    // A memtable whose filter is deferred has none to save.
+    const deferred = new MemTable({ bloomBits: 1 << 14, state: { list: mem.exportState(), maxSequence: 500 }, deferBloom: true });
+    expect(deferred.filterWords).toBeNull();
+    writeMemTableImage(fs, DIR, [
+      { wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 500, filter },
+      { wals: [{ number: 4, length: 10, crc: 1 }], view: deferred.storageView(), maxSequence: 500, filter: deferred.filterWords },
+    ]);
+    const image = decodeMemTableImage(fs.readFile(IMAGE));
+    if (typeof image === 'string') throw new Error(image);
+    expect(image[0]!.filter).toEqual(filter);
+    expect(image[1]!.filter).toBeUndefined();
+    const taken = new MemTable({ bloomBits: 1 << 14, state: image[0]!.state, bloom: image[0]!.filter!, deferBloom: true });
+    expect(taken.bloomDeferred).toBe(false);
+    expect(taken.filterWords).toBe(image[0]!.filter);
+    let excluded = 0;
+    for (let i = 0; i < 1000; i++) {
+      expect(taken.get(key(i), 1000)).toBe(i % 2 === 0 ? Lookup.FOUND : Lookup.NOT_FOUND);
+      if (!taken.mayContainHash(levelDBHash(key(i), MEMTABLE_BLOOM_SEED))) excluded++;
+    }
+    expect(excluded).toBeGreaterThan(400); // the saved filter answers for absent keys at once
+    // Options changed since: a filter of another size is not taken; one is deferred as before.
+    const resized = new MemTable({ bloomBits: 1 << 15, state: image[0]!.state, bloom: image[0]!.filter!, deferBloom: true });
+    expect(resized.bloomDeferred).toBe(true);
+    for (let i = 0; i < 1000; i++) expect(resized.get(key(i), 1000)).toBe(i % 2 === 0 ? Lookup.FOUND : Lookup.NOT_FOUND);
+  });
+
+  it('the open takes the live memtable\'s filter from the image, and says so in LOG', async () => {
+    const fs = new MemFileSystem();
+    const model = await written(1000, fs);
+    const db = await DB.open(DIR, { ...OPTIONS, fs });
+    expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 1 read from the memtable image \(1 Bloom filter\(s\) with it\)/);
+    for (const [k, v] of model) expect(db.getSync(k)?.toString()).toBe(v);
+    await db.close();
+    // Without a memtable filter (memtableBloomBitsPerKey 0) there is none to save or take.
+    const plain = new MemFileSystem();
+    await written(1000, plain, { memtableBloomBitsPerKey: 0 });
+    const again = await DB.open(DIR, { ...OPTIONS, memtableBloomBitsPerKey: 0, fs: plain });
+    expect(log(plain)).toMatch(/1 read from the memtable image \(0 Bloom filter\(s\) with it\)/);
+    await again.close();
   });
 });
 
