@@ -533,8 +533,8 @@ export class DBImpl {
         // Bloom filter its part saved; one saved without (or of another size) is deferred:
         // filled only if reads come before the flush (one part: the open flushes it as if
         // replayed, #drainRun) or while the resumed live one takes writes.
-        const flushing = resume ? this.#newMemTable(first.state, true, first.filter) : null;
-        const live = resume ? this.#newMemTable(second.state, true, second.filter) : this.#newMemTable(first.state, true, first.filter);
+        const flushing = resume ? this.#newMemTable({ ...first, deferBloom: true }) : null;
+        const live = this.#newMemTable({ ...(resume ? second : first), deferBloom: true });
         const region = this.regions[0]!;
         region.mem.retire();
         region.imm = flushing;
@@ -543,7 +543,7 @@ export class DBImpl {
         this.#imageWal = first.wals[0]!.number;
         const wals = new Set(used.flatMap((p) => p.wals.map((w) => w.number)));
         const lastSequence = Math.max(...used.map((p) => p.state.maxSequence));
-        const filtersTaken = [flushing, live].filter((m) => m !== null && m.filterWords !== null).length;
+        const filtersTaken = [flushing, live].filter((m) => m !== null && m.completeFilter !== null).length;
         return { wals, lastSequence, resumedFrom: resume ? second.wals[0]!.number : 0, unused: false, walsSynced: first.walsSynced, filtersTaken };
       }
     } catch (err) {
@@ -571,12 +571,13 @@ export class DBImpl {
   }
 
   /**
-   * A fresh memtable, or one over `state` (a memtable image's), with the options' Bloom filter:
-   * the one saved with the state (`bloom`) if it has the options' size, else one deferred if
-   * `deferBloom` (see MemTableOptions).
+   * A fresh memtable, or one over `from.state` (a memtable image's part), with the options' Bloom
+   * filter: the one saved with the part (`from.filter`) if it has the options' size, else one
+   * deferred if `from.deferBloom` (see MemTableOptions).
    */
-  #newMemTable(state?: { list: SkipListState; maxSequence: number }, deferBloom = false, bloom?: Uint32Array): MemTable {
-    return new MemTable({ bloomBits: this.#memTableBloomBits, pool: this.arenas, state, deferBloom, ...(bloom !== undefined ? { bloom } : {}) });
+  #newMemTable(from: { state?: { list: SkipListState; maxSequence: number }; filter?: Uint32Array | undefined; deferBloom?: boolean } = {}): MemTable {
+    const { state, filter, deferBloom = false } = from;
+    return new MemTable({ bloomBits: this.#memTableBloomBits, pool: this.arenas, state, deferBloom, ...(filter !== undefined ? { bloom: filter } : {}) });
   }
 
   #removeQuietly(path: string): void {
@@ -1331,7 +1332,7 @@ export class DBImpl {
         // Records but no entries (empty batches), or more WALs than a reader takes: the image
         // cannot stand for those WALs, nor for any after them.
         if (memtable === null || memtable.count === 0 || wals.length > MAX_IMAGE_WALS) break;
-        parts.push({ wals, view: memtable.storageView(), maxSequence: memtable.maxSequence, filter: memtable.filterWords });
+        parts.push({ wals, view: memtable.storageView(), maxSequence: memtable.maxSequence, filter: memtable.completeFilter });
       }
       if (parts.length > 0) {
         writeMemTableImage(fs, this.dir, parts, how);

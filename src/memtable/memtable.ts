@@ -10,13 +10,17 @@
  * another memtable. Until then it never mutates what it has stored.
  *
  * Misses: a small Bloom filter over the user keys (LevelDB's hash, as RocksDB's memtable bloom)
- * answers most lookups of absent keys without walking the skiplist.
+ * answers most lookups of absent keys without walking the skiplist; memtable-filter.ts keeps it,
+ * and defers it for a memtable made over stored entries.
  */
 import { levelDBHash, levelDBHashRange } from '../filter/leveldb-hash.js';
 import type { BatchEntries } from '../wal/write-batch.js';
 import { RUN_FIELDS, type EntryRun } from './entry-run.js';
 import type { ArenaPool } from './arena-pool.js';
-import { SkipList, type SkipListState, type SkipListView, type StorageWalk } from './skiplist.js';
+import { SkipList, type SkipListState, type SkipListView } from './skiplist.js';
+import { bloomAdd, bloomMayContain, filterBits, MEMTABLE_BLOOM_SEED, MemTableFilter } from './memtable-filter.js';
+
+export { MEMTABLE_BLOOM_SEED } from './memtable-filter.js';
 
 /** Persisted in every internal key and WAL record: never renumber. */
 export const ValueType = { DELETION: 0, VALUE: 1 } as const;
@@ -34,25 +38,6 @@ export const Lookup = {
 export type Lookup = (typeof Lookup)[keyof typeof Lookup];
 
 const EMPTY = new Uint8Array(0);
-/** The hash seed for the memtable bloom (LevelDB's bloom seed, so a key's hash can be shared). */
-export const MEMTABLE_BLOOM_SEED = 0xbc9f1d34;
-const BLOOM_PROBES = 6;
-/**
- * A deferred Bloom filter is filled once `get` has searched the list without it this many times,
- * or a sixteenth of the entries if more. Filling a full 4 MiB memtable (36,000 entries) took 2.8 ms
- * in a reopen's profile, ~80 ns per entry, and a search of its cold list ~4 µs in a fresh process
- * (BENCHMARKS.md, sessions 13 and 15): the fill then costs about what the searches before it did,
- * so a reader pays at most about twice the better choice, and a memtable only flushed pays nothing.
- */
-const BLOOM_AFTER_SEARCHES = 64;
-/**
- * Nodes a search adds to a deferred filter being filled (and, after them, level-0 links it checks
- * four times as many of): the fill goes a slice per search, not in one pass inside one get, which
- * took 20-37 ms on a 4 MiB image in a fresh process (StorageWalk). ~10 µs a search once compiled.
- */
-const FILL_SLICE = 128;
-/** The key ranges of one slice (single-threaded: one fill's slice at a time). */
-const fillRanges = new Int32Array(2 * FILL_SLICE);
 /** Batches at least this long are inserted in key order, each insert starting from the last. */
 const SORT_FROM = 8;
 
@@ -84,47 +69,17 @@ export interface MemTableOptions {
    */
   deferBloom?: boolean;
   /**
-   * With `state` and `bloomBits`: the filter saved with it (a memtable image's, `filterWords`
+   * With `state` and `bloomBits`: the filter saved with it (a memtable image's, `completeFilter`
    * when the image was written). Taken as the memtable's own if it is `bloomBits` long (no fill,
    * nothing deferred); ignored otherwise (the option changed since). @defaultValue none
    */
   bloom?: Uint32Array;
 }
 
-/** Sets the BLOOM_PROBES bits of hash `h` in `bloom` (`mask`: its bit count − 1, a power of two − 1). */
-function bloomAdd(bloom: Uint32Array, mask: number, h: number): void {
-  const delta = (h >>> 17) | (h << 15);
-  for (let i = 0; i < BLOOM_PROBES; i++) {
-    const bit = h & mask;
-    bloom[bit >>> 5]! |= 1 << (bit & 31);
-    h = (h + delta) | 0;
-  }
-}
-
-/** Adds every key of `list` to `bloom`, along the links (in key order: a cache miss per node). */
-function addLinkedKeys(bloom: Uint32Array, mask: number, list: SkipList): void {
-  const bytes = list.bytes;
-  for (let node = list.first(); node !== 0; node = list.next(node)) {
-    bloomAdd(bloom, mask, levelDBHashRange(bytes, list.internalKeyStart(node), list.internalKeyEnd(node) - 8, MEMTABLE_BLOOM_SEED));
-  }
-}
-
-/** Adds the keys `bytes[ranges[2i], ranges[2i + 1])`, i < n, to `bloom` (see bloomAdd). */
-function bloomAddRanges(bloom: Uint32Array, mask: number, bytes: Uint8Array, ranges: Int32Array, n: number): void {
-  for (let i = 0; i < n; i++) bloomAdd(bloom, mask, levelDBHashRange(bytes, ranges[2 * i]!, ranges[2 * i + 1]!, MEMTABLE_BLOOM_SEED));
-}
-
 export class MemTable {
   readonly #list: SkipList;
-  /** The filter gets ask: null while deferred (or without one). */
-  #bloom: Uint32Array | null;
-  /** Where adds put their keys' hashes: the filter, the deferred one being filled, or nowhere. */
-  #sink: Uint32Array | null;
-  readonly #bloomBits: number;
-  /** Searches of the list made while the Bloom filter is deferred; -1: not deferred. */
-  #bareSearches = -1;
-  /** A deferred filter's fill under way (#fillSlice): its walk of the storage; null otherwise. */
-  #fillWalk: StorageWalk | null = null;
+  /** The Bloom filter over user keys, and its deferral (memtable-filter.ts). */
+  readonly #filter: MemTableFilter;
   /** The value found by the last `get` that returned FOUND. Owned by the memtable. */
   foundValue: Uint8Array = EMPTY;
 
@@ -140,86 +95,25 @@ export class MemTable {
     const state = options.state;
     this.#list = state !== undefined ? SkipList.fromState(state.list) : new SkipList(options.initialArenaBytes, this.#pool?.takeZeroed());
     this.#maxSequence = state?.maxSequence ?? 0;
-    const bits = options.bloomBits ?? 0;
-    // A power of two, so a probe's bit is a mask of the hash, not a (floating-point) remainder.
-    this.#bloomBits = bits > 0 ? 2 ** Math.ceil(Math.log2(Math.max(64, bits))) : 0;
-    if (bits > 0 && state !== undefined && options.bloom !== undefined && options.bloom.length === this.#bloomBits >>> 5) {
-      this.#bloom = this.#sink = options.bloom;
-    } else if (bits > 0 && state !== undefined && options.deferBloom === true) {
-      this.#bloom = this.#sink = null;
-      this.#bareSearches = 0;
-    } else {
-      this.#bloom = this.#sink = bits > 0 ? new Uint32Array(this.#bloomBits >>> 5) : null;
-      if (this.#bloom !== null && state !== undefined) this.#bloomAddList(this.#bloom);
-    }
+    const filter = (this.#filter = new MemTableFilter(filterBits(options.bloomBits ?? 0)));
+    if (state === undefined) return;
+    if (options.bloom !== undefined && filter.adopt(options.bloom)) return;
+    if (options.deferBloom === true) filter.defer();
+    else filter.addAll(this.#list);
   }
 
   /**
-   * The Bloom filter's words when it holds every key (neither deferred nor being filled), else
-   * null: for a memtable image, which saves it beside the storage. Borrowed: valid until the
-   * memtable is recycled.
+   * The Bloom filter when it holds every key (neither deferred nor being filled), else null: for
+   * a memtable image, which saves it beside the storage. Borrowed: valid until the memtable is
+   * recycled.
    */
-  get filterWords(): Uint32Array | null {
-    return this.#bloom;
+  get completeFilter(): Uint32Array | null {
+    return this.#filter.ready;
   }
 
-  /** True while the Bloom filter is deferred: not yet filled, to be filled once reads need it. */
+  /** True while the Bloom filter is deferred (or being filled): gets search the list without it. */
   get bloomDeferred(): boolean {
-    return this.#bareSearches >= 0;
-  }
-
-  /**
-   * Begins filling the deferred Bloom filter: a new one takes every add from now on, and each
-   * search adds a slice of the keys already in the list (#fillSlice), in storage order. Gets ask
-   * it once the last slice is in.
-   */
-  #startFill(): void {
-    this.#sink = new Uint32Array(this.#bloomBits >>> 5);
-    this.#fillWalk = this.#list.storageWalk();
-    this.#fillSlice();
-  }
-
-  /**
-   * One slice of the fill: the keys of the next FILL_SLICE nodes in storage order, or, once every
-   * node is in, the next 4·FILL_SLICE nodes' links checked (the walk must be the linked nodes:
-   * StorageWalk). Storage that is not gets the filter filled along the links at once instead.
-   */
-  #fillSlice(): void {
-    const walk = this.#fillWalk!;
-    const list = this.#list;
-    if (!walk.linking) {
-      const n = list.walkStorage(walk, fillRanges, FILL_SLICE);
-      if (n < 0) return this.#fillAlongLinks();
-      bloomAddRanges(this.#sink!, this.#bloomBits - 1, list.bytes, fillRanges, n);
-    } else if (!list.checkStorageLinks(walk, 4 * FILL_SLICE)) {
-      return this.#fillAlongLinks();
-    }
-    if (walk.done) this.#finishFill(this.#sink!);
-  }
-
-  /** The fill's fallback: every key in the list, along the links, into a new filter, which gets ask from now on. */
-  #fillAlongLinks(): void {
-    const bloom = new Uint32Array(this.#bloomBits >>> 5);
-    addLinkedKeys(bloom, this.#bloomBits - 1, this.#list);
-    this.#finishFill(bloom);
-  }
-
-  #finishFill(bloom: Uint32Array): void {
-    this.#bloom = this.#sink = bloom;
-    this.#fillWalk = null;
-    this.#bareSearches = -1;
-  }
-
-  /**
-   * Adds every key in the list to `bloom`: the keys read in storage order (one pass through
-   * memory) where the list gives them so, else along the links. Each loop is a function of its
-   * own (see #entryOrder): this runs once per open, mostly before V8 has optimized it.
-   */
-  #bloomAddList(bloom: Uint32Array): void {
-    const list = this.#list;
-    const ranges = list.userKeyRangesInStorage();
-    if (ranges !== null) bloomAddRanges(bloom, this.#bloomBits - 1, list.bytes, ranges, list.count);
-    else addLinkedKeys(bloom, this.#bloomBits - 1, list);
+    return this.#filter.deferred;
   }
 
   /** Entries added so far. */
@@ -232,7 +126,7 @@ export class MemTable {
    * tail, so a tiny write buffer still holds several entries).
    */
   get approximateMemoryUsage(): number {
-    return this.#list.bytesUsed + (this.#bloomBits >>> 3); // a deferred filter counted as filled
+    return this.#list.bytesUsed + (this.#filter.bits >>> 3); // a deferred filter counted as filled
   }
 
   /** The highest sequence number added (0 if none). */
@@ -244,7 +138,7 @@ export class MemTable {
   add(seq: number, type: ValueType, key: Uint8Array, value: Uint8Array): void {
     this.#list.insert(key, seq, type, type === ValueType.VALUE ? value : EMPTY);
     this.#maxSequence = seq;
-    if (this.#sink !== null) this.#bloomAdd(levelDBHash(key, MEMTABLE_BLOOM_SEED));
+    if (this.#filter.sink !== null) this.#bloomAdd(levelDBHash(key, MEMTABLE_BLOOM_SEED));
   }
 
   /**
@@ -266,7 +160,7 @@ export class MemTable {
       const keyOff = f[at + 1]!;
       const keyLen = f[at + 2]!;
       list.insertFrom(rep, keyOff, keyLen, rep, f[at + 3]!, f[at + 4]!, seq + i, type, order !== null && k > 0);
-      if (this.#sink !== null) this.#bloomAdd(levelDBHashRange(rep, keyOff, keyOff + keyLen, MEMTABLE_BLOOM_SEED));
+      if (this.#filter.sink !== null) this.#bloomAdd(levelDBHashRange(rep, keyOff, keyOff + keyLen, MEMTABLE_BLOOM_SEED));
     }
   }
 
@@ -276,10 +170,7 @@ export class MemTable {
    * would cost more to keep up than it saves unless it is read meanwhile. No-op without a filter.
    */
   deferBloom(): void {
-    if (this.#bloomBits === 0) return;
-    this.#bloom = this.#sink = null;
-    this.#fillWalk = null;
-    this.#bareSearches = 0;
+    this.#filter.defer();
   }
 
   /**
@@ -297,7 +188,7 @@ export class MemTable {
     const seqs = run.seqs;
     const order = this.#entryOrder(bytes, f, n, seqs);
     this.#maxSequence = Math.max(this.#maxSequence, maxOf(seqs, n));
-    if (this.#sink !== null) this.#bloomAddRun(run);
+    if (this.#filter.sink !== null) this.#bloomAddRun(run);
     if (list.count === 0) {
       list.loadSorted(bytes, f, seqs, order, n);
       return;
@@ -365,21 +256,14 @@ export class MemTable {
   }
 
   #bloomAdd(h: number): void {
-    bloomAdd(this.#sink!, this.#bloomBits - 1, h);
+    const filter = this.#filter;
+    bloomAdd(filter.sink!, filter.mask, h);
   }
 
   /** False only if no entry for a key with this LevelDB hash (seed MEMTABLE_BLOOM_SEED) was added. */
   mayContainHash(h: number): boolean {
-    const bloom = this.#bloom;
-    if (bloom === null) return true;
-    const mask = this.#bloomBits - 1;
-    const delta = (h >>> 17) | (h << 15);
-    for (let i = 0; i < BLOOM_PROBES; i++) {
-      const bit = h & mask;
-      if ((bloom[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
-      h = (h + delta) | 0;
-    }
-    return true;
+    const filter = this.#filter;
+    return filter.ready === null || bloomMayContain(filter.ready, filter.mask, h);
   }
 
   /**
@@ -387,8 +271,9 @@ export class MemTable {
    * `hash` (optional): the key's LevelDB hash with MEMTABLE_BLOOM_SEED, if the caller has it.
    */
   get(key: Uint8Array, seq: number, hash?: number): Lookup {
-    this.#countSearch();
-    if (this.#bloom !== null && !this.mayContainHash(hash ?? levelDBHash(key, MEMTABLE_BLOOM_SEED))) {
+    const filter = this.#filter;
+    filter.search(this.#list);
+    if (filter.ready !== null && !bloomMayContain(filter.ready, filter.mask, hash ?? levelDBHash(key, MEMTABLE_BLOOM_SEED))) {
       return Lookup.NOT_FOUND;
     }
     const list = this.#list;
@@ -405,15 +290,9 @@ export class MemTable {
    * it counts as a search toward filling a deferred filter, as a `get` does.
    */
   mayContainUserKey(key: Uint8Array, start: number, end: number): boolean {
-    this.#countSearch();
-    return this.#bloom === null || this.mayContainHash(levelDBHashRange(key, start, end, MEMTABLE_BLOOM_SEED));
-  }
-
-  /** Counts a search of the list while the Bloom filter is deferred, and fills it once reads show it pays. */
-  #countSearch(): void {
-    if (this.#bareSearches < 0) return;
-    if (this.#fillWalk !== null) this.#fillSlice();
-    else if (++this.#bareSearches > BLOOM_AFTER_SEARCHES && this.#bareSearches > this.#list.count >>> 4) this.#startFill();
+    const filter = this.#filter;
+    filter.search(this.#list);
+    return filter.ready === null || bloomMayContain(filter.ready, filter.mask, levelDBHashRange(key, start, end, MEMTABLE_BLOOM_SEED));
   }
 
   /** An iterator over every entry (all versions), in internal-key order. */
@@ -458,8 +337,7 @@ export class MemTable {
     const pool = this.#pool;
     if (pool === null) return;
     const { buffer, used } = this.#list.releaseStorage();
-    this.#bloom = this.#sink = null;
-    this.#fillWalk = null;
+    this.#filter.drop();
     pool.give(buffer, used);
   }
 

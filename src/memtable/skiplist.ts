@@ -158,7 +158,8 @@ function chainProblem(w: Int32Array, bytes: Uint8Array, count: number, height: n
  * slice per search. One pass inside one get cost 20-37 ms on a 4 MiB image in a fresh process (the
  * loop ran once, before V8 had compiled it); slices of a function called hundreds of times run
  * compiled after the first few. The walk covers the nodes the storage held when it began (`end`,
- * `count`): nodes inserted since lie past `end`, and a link to one of them is the list's own.
+ * `count`): nodes inserted since lie past `end`, spliced in between those by the list itself, so
+ * the link check follows them on to the first node of the walk's (checkStorageLinks).
  */
 export class StorageWalk {
   /** The next node to tile, then (once `linking`) the next node whose level-0 link is checked. */
@@ -181,10 +182,10 @@ export class StorageWalk {
     this.starts = new Uint32Array((end + 31) >>> 5);
   }
 
-  /** True if the level-0 link `next` goes nowhere, to a tiled node, or to a node inserted since the walk began. */
+  /** True if the level-0 link `next` (below `end`) goes nowhere or to a tiled node. */
   linkStaysIn(next: number): boolean {
     const starts = this.starts;
-    return next === 0 || next >= this.end || (next > 0 && next >>> 5 < starts.length && (starts[next >>> 5]! & (1 << (next & 31))) !== 0);
+    return next === 0 || (next > 0 && next >>> 5 < starts.length && (starts[next >>> 5]! & (1 << (next & 31))) !== 0);
   }
 }
 
@@ -345,23 +346,37 @@ export class SkipList {
 
   /**
    * The link pass of `walk` (after walkStorage tiled every node): checks the head's and up to
-   * `max` more nodes' level-0 links. False if one goes neither nowhere nor to a tiled node (nor to
-   * a node inserted since the walk began); `walk.done` once every link is checked. With the
+   * `max` more nodes' level-0 links. False if one leads (past any nodes inserted since the walk
+   * began) neither nowhere nor to a tiled node; `walk.done` once every link is checked. With the
    * level-0 chain known to visit `count` distinct nodes, the chain and the tiled nodes are then
-   * the same set (see userKeyRangesInStorage).
+   * the same set (see userKeyRangesInStorage): inserts only splice new nodes in between.
    */
   checkStorageLinks(walk: StorageWalk, max: number): boolean {
     const words = this.#words;
     const end = walk.end;
     let node = walk.at;
-    if (node === HEAD_WORDS && !walk.linkStaysIn(words[NEXT]!)) return false;
+    if (node === HEAD_WORDS && !walk.linkStaysIn(this.#pastInserted(words[NEXT]!, end))) return false;
     for (let k = 0; node < end && k < max; k++) {
-      if (!walk.linkStaysIn(words[node + NEXT]!)) return false;
+      if (!walk.linkStaysIn(this.#pastInserted(words[node + NEXT]!, end))) return false;
       node += NEXT + words[node + HEIGHT]! + ((words[node + KEY_LEN]! + TRAILER + words[node + VALUE_LEN]! + 3) >>> 2);
     }
     walk.at = node;
     if (node >= end) walk.done = true;
     return true;
+  }
+
+  /**
+   * Where the level-0 link `next` leads past the nodes at or after word `end` (inserted since a
+   * walk began): the first node before `end`, or 0; −1 for a link past the words in use.
+   */
+  #pastInserted(next: number, end: number): number {
+    const words = this.#words;
+    const top = this.#top;
+    while (next >= end) {
+      if (next >= top) return -1;
+      next = words[next + NEXT]!;
+    }
+    return next;
   }
 
   /** Entries inserted. */

@@ -55,8 +55,11 @@ function copyOf(fs: MemFileSystem, without: readonly string[] = []): MemFileSyst
   return copy;
 }
 
-/** What an open shows: every entry and the last sequence, or the code of the error it failed with. */
-async function contents(fs: MemFileSystem, paranoidChecks = true): Promise<{ entries: [string, string][]; lastSequence: string } | { error: string }> {
+/**
+ * What an open shows: every entry, what point reads of keys 0-1199 find (they ask the memtables'
+ * filters, which iteration does not), and the last sequence; or the code of the error it failed with.
+ */
+async function contents(fs: MemFileSystem, paranoidChecks = true): Promise<{ entries: [string, string][]; points: string[]; lastSequence: string } | { error: string }> {
   let db: DB;
   try {
     db = await DB.open(DIR, { ...OPTIONS, fs, paranoidChecks });
@@ -66,8 +69,10 @@ async function contents(fs: MemFileSystem, paranoidChecks = true): Promise<{ ent
   try {
     const entries: [string, string][] = [];
     for await (const [k, v] of db.iterator()) entries.push([k.toString(), v.toString()]);
+    const points: string[] = [];
+    for (let i = 0; i < 1200; i++) points.push(db.getSync(keyOf(i))?.toString() ?? '-');
     const stats = JSON.parse(db.getProperty('sievekv.stats')!) as { lastSequence: number };
-    return { entries, lastSequence: String(stats.lastSequence) };
+    return { entries, points, lastSequence: String(stats.lastSequence) };
   } finally {
     await db.close();
   }
@@ -156,7 +161,7 @@ describe('memtable image: format', () => {
     fs.mkdir(DIR);
     const mem = new MemTable({ bloomBits: 1024 }); // its filter is saved too: damage there counts
     for (let i = 0; i < 50; i++) mem.add(i + 1, ValueType.VALUE, Buffer.from(keyOf(i)), Buffer.from(valueOf(i, 0)));
-    writeMemTableImage(fs, DIR, [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 50, filter: mem.filterWords }]);
+    writeMemTableImage(fs, DIR, [{ wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 50, filter: mem.completeFilter }]);
     const good = fs.readFile(IMAGE);
     fc.assert(
       fc.property(fc.nat(good.length - 1), fc.integer({ min: 1, max: 255 }), fc.nat(good.length - 1), (at, xor, cut) => {
@@ -183,14 +188,14 @@ describe('memtable image: the Bloom filters', () => {
     const key = (i: number): Uint8Array => Buffer.from(keyOf(i));
     const mem = new MemTable({ bloomBits: 1 << 14 });
     for (let i = 0; i < 500; i++) mem.add(i + 1, ValueType.VALUE, key(2 * i), Buffer.from(valueOf(i, 0)));
-    const filter = mem.filterWords!;
+    const filter = mem.completeFilter!;
     expect(filter).not.toBeNull();
     // A memtable whose filter is deferred has none to save.
     const deferred = new MemTable({ bloomBits: 1 << 14, state: { list: mem.exportState(), maxSequence: 500 }, deferBloom: true });
-    expect(deferred.filterWords).toBeNull();
+    expect(deferred.completeFilter).toBeNull();
     writeMemTableImage(fs, DIR, [
       { wals: [{ number: 3, length: 10, crc: 1 }], view: mem.storageView(), maxSequence: 500, filter },
-      { wals: [{ number: 4, length: 10, crc: 1 }], view: deferred.storageView(), maxSequence: 500, filter: deferred.filterWords },
+      { wals: [{ number: 4, length: 10, crc: 1 }], view: deferred.storageView(), maxSequence: 500, filter: deferred.completeFilter },
     ]);
     const image = decodeMemTableImage(fs.readFile(IMAGE));
     if (typeof image === 'string') throw new Error(image);
@@ -198,7 +203,7 @@ describe('memtable image: the Bloom filters', () => {
     expect(image[1]!.filter).toBeUndefined();
     const taken = new MemTable({ bloomBits: 1 << 14, state: image[0]!.state, bloom: image[0]!.filter!, deferBloom: true });
     expect(taken.bloomDeferred).toBe(false);
-    expect(taken.filterWords).toBe(image[0]!.filter);
+    expect(taken.completeFilter).toBe(image[0]!.filter);
     let excluded = 0;
     for (let i = 0; i < 1000; i++) {
       expect(taken.get(key(i), 1000)).toBe(i % 2 === 0 ? Lookup.FOUND : Lookup.NOT_FOUND);
@@ -430,7 +435,7 @@ describe('memtable image: the database', () => {
     expect('entries' in expected && expected.entries).toEqual(sorted());
 
     const db = await DB.open(DIR, { ...OPTIONS, fs });
-    expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 2 read from the memtable image/);
+    expect(log(fs)).toMatch(/0 WAL\(s\) replayed, 2 read from the memtable image \(2 Bloom filter\(s\) with it\)/);
     expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(0);
     await until(() => level0(db) > 0); // the resumed flush installs: the flushed memtable's WAL goes, and the image
     expect(Number(db.getProperty('sievekv.num-files-at-level0'))).toBe(1);

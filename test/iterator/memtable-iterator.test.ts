@@ -4,6 +4,7 @@ import { KeyProbes } from '../../src/filter/key-probes.js';
 import { encodeInternalKey, MAX_SEQUENCE, ValueType } from '../../src/format/internal-key.js';
 import { MemTableInternalIterator } from '../../src/iterator/memtable-iterator.js';
 import { MemTable } from '../../src/memtable/memtable.js';
+import { FILL_SLICE } from '../../src/memtable/memtable-filter.js';
 import { iteratorContract } from './iterator-contract.js';
 import { memTableOf } from './sources.js';
 
@@ -95,15 +96,15 @@ describe('MemTableInternalIterator', () => {
     // Deferred: every seek searches the list (a sixteenth of 2,000 entries is 125 searches).
     for (let i = 0; i < 125; i++) expect(it.seekIfMayMatch(encodeInternalKey(key(2 * i + 1), 9999, ValueType.VALUE), probes)).toBe(true);
     expect(mem.bloomDeferred).toBe(true);
-    // The 126th begins the fill, a slice per seek (16 slices of keys, 4 of links), every seek
-    // still answering from the list meanwhile.
+    // The 126th begins the fill, a slice per seek (FILL_SLICE keys, then 4·FILL_SLICE links), every
+    // seek still answering from the list meanwhile.
     let seeks = 0;
     while (mem.bloomDeferred) {
       const mayMatch = it.seekIfMayMatch(encodeInternalKey(key(1), 9999, ValueType.VALUE), probes);
       if (mem.bloomDeferred) expect(mayMatch).toBe(true); // the last seek's slice ends the fill: the filter answers it
       seeks++;
     }
-    expect(seeks).toBe(20);
+    expect(seeks).toBe(Math.ceil(2000 / FILL_SLICE) + Math.ceil(2000 / (4 * FILL_SLICE)));
     let ruledOut = 0;
     for (let i = 1; i < 4000; i += 2) if (!it.seekIfMayMatch(encodeInternalKey(key(i), 9999, ValueType.VALUE), probes)) ruledOut++;
     expect(ruledOut).toBeGreaterThan(1900);

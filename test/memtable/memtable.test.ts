@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compareBytes } from '../../src/format/bytes.js';
 import { levelDBHash } from '../../src/filter/leveldb-hash.js';
 import { Lookup, MEMTABLE_BLOOM_SEED, MemTable, ValueType } from '../../src/memtable/memtable.js';
+import { FILL_SLICE } from '../../src/memtable/memtable-filter.js';
 import { BatchEntries, WriteBatch } from '../../src/wal/write-batch.js';
 import { EntryRun } from '../../src/memtable/entry-run.js';
 
@@ -299,8 +300,8 @@ describe('MemTable.addRun (a WAL replay: many batches gathered, sorted once, loa
       expect(mem.mayContainHash(levelDBHash(key(i), MEMTABLE_BLOOM_SEED))).toBe(true);
     }
     expect(mem.bloomDeferred).toBe(true);
-    // The 65th search begins the fill (its 30 keys, one slice), the 66th checks their links and
-    // ends it: the filter holds the keys added before and during the deferral.
+    // The 65th search begins the fill (its 30 keys, one slice of FILL_SLICE), the 66th checks
+    // their links and ends it: the filter holds the keys added before and during the deferral.
     for (let i = 0; i < 5; i++) mem.get(key(1), 100);
     expect(mem.bloomDeferred).toBe(true);
     mem.get(key(1), 100);
@@ -328,7 +329,7 @@ describe('MemTable.addRun (a WAL replay: many batches gathered, sorted once, loa
     // Counted as if filled, so the memtable switches at the same size whether reads filled it or not.
     expect(deferred.approximateMemoryUsage).toBe(eager.approximateMemoryUsage);
     // A sixteenth of 2,000 entries is 125 searches (more than 64); the 126th begins the fill, a
-    // slice of 128 keys per search (16 searches), then 512 links per search (4 more).
+    // slice of FILL_SLICE keys per search, then 4·FILL_SLICE links per search.
     for (let i = 0; i < 125; i++) expect(deferred.get(key(2 * i), 5000)).toBe(Lookup.FOUND);
     expect(deferred.bloomDeferred).toBe(true);
     let searches = 0;
@@ -337,7 +338,7 @@ describe('MemTable.addRun (a WAL replay: many batches gathered, sorted once, loa
       expect(deferred.get(key(2 * searches), 5000)).toBe(Lookup.FOUND);
       searches += 2;
     }
-    expect(searches).toBe(20);
+    expect(searches).toBe(Math.ceil(2000 / FILL_SLICE) + Math.ceil(2000 / (4 * FILL_SLICE)));
     for (let i = 0; i < 4000; i++) {
       const h = levelDBHash(key(i), MEMTABLE_BLOOM_SEED);
       expect(deferred.mayContainHash(h)).toBe(eager.mayContainHash(h)); // the same bits as one filled when made

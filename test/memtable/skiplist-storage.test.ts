@@ -110,6 +110,39 @@ describe('SkipList.userKeyRangesInStorage', () => {
     expect(deferred.get(new TextEncoder().encode('a'), 10)).toBe(Lookup.NOT_FOUND);
   });
 
+  it('a key inserted during a deferred fill, ahead of the linked node the storage does not hold, leaves that node in the filter', () => {
+    // A review's reproduction: the image above (the head links 'b' inside 'a''s value; the storage
+    // tiles into 'a' alone), its filter deferred. The fill's first slice tiles 'a'; then 'a' is
+    // added, which the head now links before 'b'. The link check must follow the new node on to
+    // 'b', find it is not a tiled node, and fill along the links: 'b' is still found.
+    const list = new SkipList(4096);
+    list.insert(new TextEncoder().encode('a'), 1, ValueType.VALUE, new Uint8Array(64));
+    const state = list.exportState();
+    const w = new Int32Array(state.buffer as ArrayBuffer);
+    const b = new Uint8Array(state.buffer as ArrayBuffer);
+    const a = list.first();
+    const inner = Math.ceil(((a + 3 + w[a]!) * 4 + 1 + 8) / 4);
+    w[inner] = 1;
+    w[inner + 1] = 1;
+    w[inner + 2] = 0;
+    w[inner + 3] = 0;
+    b[(inner + 4) * 4] = 0x62; // 'b'
+    writeTrailer(b, (inner + 4) * 4 + 1, 1, ValueType.VALUE);
+    for (let level = 0; level < 12; level++) w[3 + level] = 0;
+    w[3] = inner;
+    const image = { ...state, height: 1 };
+    expect(skipListStateProblem(image, 10)).toBeNull();
+    const mem = new MemTable({ bloomBits: 1 << 16, state: { list: image, maxSequence: 1 }, deferBloom: true });
+    const keyB = new TextEncoder().encode('b');
+    for (let i = 0; i < 65; i++) expect(mem.get(keyB, 10)).toBe(Lookup.FOUND); // the 65th begins the fill
+    expect(mem.bloomDeferred).toBe(true);
+    mem.add(2, ValueType.VALUE, new TextEncoder().encode('a'), new Uint8Array(1));
+    for (let i = 0; i < 5; i++) expect(mem.get(keyB, 10)).toBe(Lookup.FOUND);
+    expect(mem.bloomDeferred).toBe(false);
+    expect(mem.get(keyB, 10)).toBe(Lookup.FOUND);
+    expect(mem.get(new TextEncoder().encode('a'), 10)).toBe(Lookup.FOUND);
+  });
+
   it('walked in slices of any size, gives what the one pass gives, and inserts made meanwhile do not upset it', () => {
     fc.assert(
       fc.property(entries, fc.integer({ min: 1, max: 40 }), fc.array(fc.uint8Array({ maxLength: 20 }), { maxLength: 30 }), (es, slice, later) => {
