@@ -62,10 +62,11 @@ export interface MemTableOptions {
    */
   state?: { list: SkipListState; maxSequence: number };
   /**
-   * With `state` and `bloomBits`: the Bloom filter is filled from the list only once reads show
-   * they need it (BLOOM_AFTER_SEARCHES), not when the memtable is made. For the memtables an open
-   * finds in an image, which it flushes at once or keeps taking writes: an open that nothing reads
-   * during that time pays nothing for their filters. @defaultValue false
+   * With `state` and `bloomBits`, and no `bloom` taken: the Bloom filter is filled from the list
+   * only once reads show they need it, a slice per search (memtable-filter.ts), not when the
+   * memtable is made. For the memtables an open finds in an image, which it flushes at once or
+   * keeps taking writes: an open that nothing reads during that time pays nothing for their
+   * filters. @defaultValue false
    */
   deferBloom?: boolean;
   /**
