@@ -377,9 +377,12 @@ export class DBImpl {
     this.#deleteObsoleteFiles(true);
     this.#bg.scheduleCompaction();
     if (inBackground) this.#bg.holdFlush(this.#memLogStart);
+    // Memtables holding the image's entries that kept its Bloom filter through the replay.
+    const { imm, mem } = this.regions[0]!;
+    const filtersKept = [imm, mem].filter((m) => m !== null && m.count > 0 && m.completeFilter !== null).length;
     this.#info.log(
       `opened: last sequence ${versions.lastSequence}, WAL ${this.#logNumber}, ${logs.length - image.wals.size} WAL(s) replayed` +
-        (image.wals.size > 0 ? `, ${image.wals.size} read from the memtable image (${image.filtersTaken} Bloom filter(s) with it)` : '') +
+        (image.wals.size > 0 ? `, ${image.wals.size} read from the memtable image (${filtersKept} Bloom filter(s) with it)` : '') +
         (inBackground ? `, their memtable flushed in the background (WALs ${held.join(', ')} live until then)` : ''),
     );
   }
@@ -500,11 +503,11 @@ export class DBImpl {
     logs: readonly number[],
     sizes: ReadonlyMap<number, number>,
     limit: number,
-  ): { wals: Set<number>; lastSequence: number; resumedFrom: number; unused: boolean; walsSynced: boolean; filtersTaken: number } {
+  ): { wals: Set<number>; lastSequence: number; resumedFrom: number; unused: boolean; walsSynced: boolean } {
     const fs = this.fs;
     const path = join(this.dir, MEMTABLE_IMAGE_FILE);
     if (fs.exists(join(this.dir, MEMTABLE_IMAGE_TEMP))) this.#removeQuietly(join(this.dir, MEMTABLE_IMAGE_TEMP));
-    if (!fs.exists(path)) return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: false, walsSynced: false, filtersTaken: 0 };
+    if (!fs.exists(path)) return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: false, walsSynced: false };
     const arenas = this.arenas;
     // The arenas the image is read into, and how much of each it wrote: those not kept go back.
     const taken: { buffer: ListBuffer; used: number }[] = [];
@@ -543,15 +546,14 @@ export class DBImpl {
         this.#imageWal = first.wals[0]!.number;
         const wals = new Set(used.flatMap((p) => p.wals.map((w) => w.number)));
         const lastSequence = Math.max(...used.map((p) => p.state.maxSequence));
-        const filtersTaken = [flushing, live].filter((m) => m !== null && m.completeFilter !== null).length;
-        return { wals, lastSequence, resumedFrom: resume ? second.wals[0]!.number : 0, unused: false, walsSynced: first.walsSynced, filtersTaken };
+        return { wals, lastSequence, resumedFrom: resume ? second.wals[0]!.number : 0, unused: false, walsSynced: first.walsSynced };
       }
     } catch (err) {
       why = (err as Error).message;
     }
     for (const t of taken) arenas.give(t.buffer, t.used);
     this.#info.log(`memtable image not used (${why}): the WALs are replayed`);
-    return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: true, walsSynced: false, filtersTaken: 0 };
+    return { wals: new Set(), lastSequence: 0, resumedFrom: 0, unused: true, walsSynced: false };
   }
 
   /**
@@ -676,11 +678,14 @@ export class DBImpl {
   /**
    * Moves what a replay gathered into the (one) memtable. `flushing`: the memtable is flushed
    * before the open returns or in the background right after, so its Bloom filter is deferred
-   * (filling it costs about a fifth of the load; reads before the flush ends fill it if many).
+   * (filling it costs about a fifth of the load; reads before the flush ends fill it if many),
+   * unless the memtable holds a memtable image's entries with the filter saved beside them: that
+   * one is kept, and takes the replayed keys too.
    */
   #drainRun(run: EntryRun, flushing: boolean): void {
     const mem = this.regions[0]!.mem;
-    if (flushing && run.count > 0) mem.deferBloom();
+    const adopted = mem.count > 0 && mem.completeFilter !== null;
+    if (flushing && run.count > 0 && !adopted) mem.deferBloom();
     mem.addRun(run);
     run.clear();
   }

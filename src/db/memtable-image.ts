@@ -40,6 +40,8 @@
  * bare nor fills a filter: the first 20,000 absent-key reads of a fresh process took 6.4 µs each
  * with it against 7.9 with the filter deferred (BENCHMARKS.md, session 30). Its bits depend on the
  * filter's probes, seed and hash (persisted constants there): FORMAT_VERSION changes with them.
+ * Unlike the storage (skipListStateProblem), nothing checks a saved filter against the keys: the
+ * checksum vouches for its bytes, and a writer's bug there would make reads miss keys.
  *
  * Flags: bit 0 (WALS_SYNCED), every WAL the image names was durable through the length it names
  * (fdatasynced) before the image was put in place (renamed to MEMTABLE). An open that uses such

@@ -9,10 +9,11 @@
  * - ready: `ready` holds every key; gets ask it; adds go to it (`sink`, the same array).
  * - deferred: no filter; gets search the list and are counted (`search`); adds go nowhere, the
  *   fill will take them from the list.
- * - filling: past BLOOM_AFTER_SEARCHES searches, a new filter (`sink`) takes every add, and each
- *   search adds a slice of the keys the list held when the fill began (FILL_SLICE nodes in
- *   storage order, then 4·FILL_SLICE nodes' links checked: skiplist.ts, StorageWalk); gets go on
- *   searching the list until the last slice is in, and the filter is ready.
+ * - filling: once searches pass BLOOM_AFTER_SEARCHES and a sixteenth of the entries, a new
+ *   filter (`sink`) takes every add, and each search adds a slice of the keys the list held when
+ *   the fill began (FILL_SLICE nodes in storage order, then 4·FILL_SLICE nodes' links checked:
+ *   skiplist.ts, StorageWalk); gets go on searching the list until the last slice is in, and the
+ *   filter is ready.
  * - none: no filter at all (`bloomBits` 0, or a recycled memtable).
  *
  * The filter's bits are an image's format too (db/memtable-image.ts saves them): BLOOM_PROBES,

@@ -71,8 +71,9 @@ export interface MemTableOptions {
   deferBloom?: boolean;
   /**
    * With `state` and `bloomBits`: the filter saved with it (a memtable image's, `completeFilter`
-   * when the image was written). Taken as the memtable's own if it is `bloomBits` long (no fill,
-   * nothing deferred); ignored otherwise (the option changed since). @defaultValue none
+   * when the image was written). Taken as the memtable's own if it has the size `bloomBits` gives
+   * (rounded up to a power of two: filterBits), so no fill and nothing deferred; ignored otherwise
+   * (the option changed since). @defaultValue none
    */
   bloom?: Uint32Array;
 }

@@ -355,9 +355,9 @@ export class SkipList {
     const words = this.#words;
     const end = walk.end;
     let node = walk.at;
-    if (node === HEAD_WORDS && !walk.linkStaysIn(this.#pastInserted(words[NEXT]!, end))) return false;
+    if (node === HEAD_WORDS && !walk.linkStaysIn(this.#pastInserted(words[NEXT]!, end, walk.count))) return false;
     for (let k = 0; node < end && k < max; k++) {
-      if (!walk.linkStaysIn(this.#pastInserted(words[node + NEXT]!, end))) return false;
+      if (!walk.linkStaysIn(this.#pastInserted(words[node + NEXT]!, end, walk.count))) return false;
       node += NEXT + words[node + HEIGHT]! + ((words[node + KEY_LEN]! + TRAILER + words[node + VALUE_LEN]! + 3) >>> 2);
     }
     walk.at = node;
@@ -367,13 +367,16 @@ export class SkipList {
 
   /**
    * Where the level-0 link `next` leads past the nodes at or after word `end` (inserted since a
-   * walk began): the first node before `end`, or 0; −1 for a link past the words in use.
+   * walk of `count` nodes began): the first node before `end`, or 0; −1 for a link past the words
+   * in use, or one that passes more nodes than were inserted. A linked node's path passes only
+   * inserted nodes; a node the links do not reach (an image's damage that its checks let through)
+   * may lead anywhere, through the bytes of the nodes inserted since, and must not loop.
    */
-  #pastInserted(next: number, end: number): number {
+  #pastInserted(next: number, end: number, count: number): number {
     const words = this.#words;
     const top = this.#top;
-    while (next >= end) {
-      if (next >= top) return -1;
+    for (let steps = this.#count - count; next >= end; steps--) {
+      if (next >= top || steps === 0) return -1;
       next = words[next + NEXT]!;
     }
     return next;

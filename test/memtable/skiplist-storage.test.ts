@@ -143,6 +143,40 @@ describe('SkipList.userKeyRangesInStorage', () => {
     expect(mem.get(new TextEncoder().encode('a'), 10)).toBe(Lookup.FOUND);
   });
 
+  it('a damaged image\'s unlinked node whose link leads into the bytes of nodes inserted during the fill: the check ends, and the linked keys stay found', () => {
+    // A second review's reproduction: storage tiling into J (word 15) and A (29), two entries; the
+    // level-0 chain is head → A → C, C lying inside J's value, so J is tiled but not linked, and
+    // J's link (60) lies past the storage. skipListStateProblem accepts it (the chain holds two
+    // nodes in order). An insert during the fill puts word 60 inside a key whose every word reads
+    // 60: following J's link through inserted nodes must stop, not go round forever.
+    const buffer = new ArrayBuffer(36 * 4);
+    const w = new Int32Array(buffer);
+    const b = new Uint8Array(buffer);
+    w[0] = 12; // the head's height
+    w[3] = 29; // head → A
+    w[15] = 1; w[16] = 1; w[17] = 31; w[18] = 60; // J: key 'z', a 31-byte value holding C, link 60
+    b[76] = 0x7a;
+    writeTrailer(b, 77, 3, ValueType.VALUE);
+    w[22] = 1; w[23] = 1; w[24] = 0; w[25] = 0; // C: key 'c', no value, link none
+    b[104] = 0x63;
+    writeTrailer(b, 105, 2, ValueType.VALUE);
+    w[29] = 1; w[30] = 1; w[31] = 0; w[32] = 22; // A: key 'a', link C
+    b[132] = 0x61;
+    writeTrailer(b, 133, 1, ValueType.VALUE);
+    const state = { buffer, words: 36, count: 2, height: 1 };
+    expect(skipListStateProblem(state, 10)).toBeNull();
+    const mem = new MemTable({ bloomBits: 1 << 12, state: { list: state, maxSequence: 10 }, deferBloom: true });
+    const c = new Uint8Array([0x63]);
+    for (let i = 0; i < 65; i++) expect(mem.get(c, 10)).toBe(Lookup.FOUND); // the 65th begins the fill
+    const key = new Uint8Array(160);
+    new Int32Array(key.buffer).fill(60);
+    mem.add(11, ValueType.VALUE, key, new Uint8Array(0));
+    for (let i = 0; i < 3; i++) expect(mem.get(c, 20)).toBe(Lookup.FOUND);
+    expect(mem.bloomDeferred).toBe(false);
+    expect(mem.get(new Uint8Array([0x61]), 20)).toBe(Lookup.FOUND);
+    expect(mem.get(key, 20)).toBe(Lookup.FOUND);
+  });
+
   it('walked in slices of any size, gives what the one pass gives, and inserts made meanwhile do not upset it', () => {
     fc.assert(
       fc.property(entries, fc.integer({ min: 1, max: 40 }), fc.array(fc.uint8Array({ maxLength: 20 }), { maxLength: 30 }), (es, slice, later) => {
