@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Lookup, MemTable } from '../../src/memtable/memtable.js';
-import { SkipList, skipListStateProblem } from '../../src/memtable/skiplist.js';
+import { SkipList, skipListStateProblem, type SkipListState } from '../../src/memtable/skiplist.js';
 import { ValueType, writeTrailer } from '../../src/format/internal-key.js';
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
@@ -28,6 +28,34 @@ function storedKeys(list: SkipList): string[] | null {
   const out: string[] = [];
   for (let i = 0; i < list.count; i++) out.push(hex(list.bytes.subarray(ranges[2 * i]!, ranges[2 * i + 1]!)));
   return out;
+}
+
+/**
+ * An image whose linked node lies inside another node's value (a review's reproduction): a list of
+ * one node 'a' with a 64-byte value; a node 'b' written inside that value, and the head linked to
+ * 'b' alone. skipListStateProblem accepts it (the chain holds one node, in order); the storage
+ * tiles into one node, 'a'. `buffer()` gives a fresh copy of its storage.
+ */
+function imageWithNodeInsideValue(): { image: SkipListState; buffer: () => ArrayBuffer } {
+  const list = new SkipList(4096);
+  list.insert(new TextEncoder().encode('a'), 1, ValueType.VALUE, new Uint8Array(64));
+  const state = list.exportState();
+  const w = new Int32Array(state.buffer as ArrayBuffer);
+  const b = new Uint8Array(state.buffer as ArrayBuffer);
+  const a = list.first();
+  const valueStart = (a + 3 + w[a]!) * 4 + 1 + 8;
+  const inner = Math.ceil(valueStart / 4); // a word inside a's value
+  w[inner] = 1; // height
+  w[inner + 1] = 1; // key length
+  w[inner + 2] = 0; // value length
+  w[inner + 3] = 0; // level-0 link: none
+  b[(inner + 4) * 4] = 0x62; // 'b'
+  writeTrailer(b, (inner + 4) * 4 + 1, 1, ValueType.VALUE);
+  expect((inner + 4) * 4 + 9).toBeLessThanOrEqual(valueStart + 64);
+  for (let level = 0; level < 12; level++) w[3 + level] = 0;
+  w[3] = inner; // the head links 'b' only
+  const image = { ...state, height: 1 };
+  return { image, buffer: () => (state.buffer as ArrayBuffer).slice(0) };
 }
 
 const entries = fc.array(fc.record({ key: fc.uint8Array({ maxLength: 40 }), value: fc.uint8Array({ maxLength: 300 }) }), { maxLength: 300 });
@@ -76,34 +104,14 @@ describe('SkipList.userKeyRangesInStorage', () => {
   });
 
   it('is null for an image whose linked node lies inside another node\'s value, and the memtable\'s filter still holds that key', () => {
-    // A review's reproduction: a list of one node 'a' with a 64-byte value; a node 'b' written
-    // inside that value, and the head linked to 'b' alone. skipListStateProblem accepts it (the
-    // chain holds one node, in order); the storage tiles into one node, 'a'.
-    const list = new SkipList(4096);
-    list.insert(new TextEncoder().encode('a'), 1, ValueType.VALUE, new Uint8Array(64));
-    const state = list.exportState();
-    const w = new Int32Array(state.buffer as ArrayBuffer);
-    const b = new Uint8Array(state.buffer as ArrayBuffer);
-    const a = list.first();
-    const valueStart = (a + 3 + w[a]!) * 4 + 1 + 8;
-    const inner = Math.ceil(valueStart / 4); // a word inside a's value
-    w[inner] = 1; // height
-    w[inner + 1] = 1; // key length
-    w[inner + 2] = 0; // value length
-    w[inner + 3] = 0; // level-0 link: none
-    b[(inner + 4) * 4] = 0x62; // 'b'
-    writeTrailer(b, (inner + 4) * 4 + 1, 1, ValueType.VALUE);
-    expect((inner + 4) * 4 + 9).toBeLessThanOrEqual(valueStart + 64);
-    for (let level = 0; level < 12; level++) w[3 + level] = 0;
-    w[3] = inner; // the head links 'b' only
-    const image = { ...state, height: 1 };
+    const { image, buffer } = imageWithNodeInsideValue();
     expect(skipListStateProblem(image, 10)).toBeNull();
-    expect(SkipList.fromState({ ...image, buffer: (state.buffer as ArrayBuffer).slice(0) }).userKeyRangesInStorage()).toBeNull();
+    expect(SkipList.fromState({ ...image, buffer: buffer() }).userKeyRangesInStorage()).toBeNull();
     const withFilter = new MemTable({ bloomBits: 1 << 16, state: { list: image, maxSequence: 1 } });
     expect(withFilter.get(new TextEncoder().encode('b'), 10)).toBe(Lookup.FOUND);
     // So with the filter deferred: the fill's walk finds the storage is not the linked nodes and
     // fills the filter along the links; 'b' is found before, during and after.
-    const deferred = new MemTable({ bloomBits: 1 << 16, state: { list: { ...image, buffer: (state.buffer as ArrayBuffer).slice(0) }, maxSequence: 1 }, deferBloom: true });
+    const deferred = new MemTable({ bloomBits: 1 << 16, state: { list: { ...image, buffer: buffer() }, maxSequence: 1 }, deferBloom: true });
     for (let i = 0; i < 70; i++) expect(deferred.get(new TextEncoder().encode('b'), 10)).toBe(Lookup.FOUND);
     expect(deferred.bloomDeferred).toBe(false);
     expect(deferred.get(new TextEncoder().encode('b'), 10)).toBe(Lookup.FOUND);
@@ -111,26 +119,11 @@ describe('SkipList.userKeyRangesInStorage', () => {
   });
 
   it('a key inserted during a deferred fill, ahead of the linked node the storage does not hold, leaves that node in the filter', () => {
-    // A review's reproduction: the image above (the head links 'b' inside 'a''s value; the storage
-    // tiles into 'a' alone), its filter deferred. The fill's first slice tiles 'a'; then 'a' is
+    // A review's reproduction: imageWithNodeInsideValue's image (the head links 'b' inside 'a''s
+    // value; the storage tiles into 'a' alone), its filter deferred. The fill's first slice tiles 'a'; then 'a' is
     // added, which the head now links before 'b'. The link check must follow the new node on to
     // 'b', find it is not a tiled node, and fill along the links: 'b' is still found.
-    const list = new SkipList(4096);
-    list.insert(new TextEncoder().encode('a'), 1, ValueType.VALUE, new Uint8Array(64));
-    const state = list.exportState();
-    const w = new Int32Array(state.buffer as ArrayBuffer);
-    const b = new Uint8Array(state.buffer as ArrayBuffer);
-    const a = list.first();
-    const inner = Math.ceil(((a + 3 + w[a]!) * 4 + 1 + 8) / 4);
-    w[inner] = 1;
-    w[inner + 1] = 1;
-    w[inner + 2] = 0;
-    w[inner + 3] = 0;
-    b[(inner + 4) * 4] = 0x62; // 'b'
-    writeTrailer(b, (inner + 4) * 4 + 1, 1, ValueType.VALUE);
-    for (let level = 0; level < 12; level++) w[3 + level] = 0;
-    w[3] = inner;
-    const image = { ...state, height: 1 };
+    const { image } = imageWithNodeInsideValue();
     expect(skipListStateProblem(image, 10)).toBeNull();
     const mem = new MemTable({ bloomBits: 1 << 16, state: { list: image, maxSequence: 1 }, deferBloom: true });
     const keyB = new TextEncoder().encode('b');
