@@ -333,13 +333,30 @@ export class BlockIterator {
     const windows = right + 1 >= WINDOWS_MIN_RESTARTS ? this.windowsOf(block) : null;
     if (windows !== null && this.sharesPrefix(windows, target, targetStart, targetEnd)) {
       const w = windows.windows;
-      const targetWindow = windowOf(target, targetStart, targetEnd - INTERNAL_KEY_TRAILER_SIZE, windows.prefixLength);
+      const low = windows.lowWindows;
+      const userEnd = targetEnd - INTERNAL_KEY_TRAILER_SIZE;
+      const targetWindow = windowOf(target, targetStart, userEnd, windows.prefixLength);
+      const targetLow = windowOf(target, targetStart, userEnd, windows.prefixLength + 4);
       while (left < right) {
         const mid = (left + right + 1) >>> 1;
         const window = w[mid]!;
-        const below = window !== targetWindow ? window < targetWindow : this.restartKeyBelow(mid, target, targetStart, targetEnd);
+        let below: boolean;
+        if (window !== targetWindow) below = window < targetWindow;
+        else {
+          const lowWindow = low[mid]!;
+          below = lowWindow !== targetLow ? lowWindow < targetLow : this.restartKeyBelow(mid, target, targetStart, targetEnd);
+        }
         if (below) left = mid;
         else right = mid - 1;
+      }
+      // The key at `left` (> 0) sorts before the target and the one at left + 1, if any, does not:
+      // when the region at `left` is that one entry (every region of an index block), the answer
+      // is the next restart point's entry, with nothing to scan.
+      if (left > 0 && this.singleEntryRegion(left)) {
+        if (left + 1 === block.numRestarts) return this.invalidate();
+        this.seekToRestartPoint(left + 1);
+        this.parseNext();
+        return;
       }
     } else {
       while (left < right) {
@@ -413,6 +430,14 @@ export class BlockIterator {
       if (this.comparator.compare(key, 0, keyLen, target, targetStart, targetEnd) >= 0) return this.settleRestartIndex();
       d = -1;
     }
+  }
+
+  /** True if restart region `i` holds one entry: the one at its restart point. */
+  private singleEntryRegion(i: number): boolean {
+    const block = this.block;
+    const p = block.restartPoint(i);
+    const end = this.decodeHeader(p) + this.hNonShared + this.hValueLen;
+    return end === (i + 1 < block.numRestarts ? block.restartPoint(i + 1) : this.restartOffset);
   }
 
   /** True if the key at restart point `i` sorts before the target. */
