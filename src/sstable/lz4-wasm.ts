@@ -25,9 +25,10 @@
 
 import {
   addTo, BLOCK, BR, BR_IF, constant, COPY_SLACK, copyWords, difference, ELSE, END, get, I32_ADD, I32_AND, I32_EQ, I32_EQZ,
-  I32_GE_U, I32_GT_U, I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_SHR_U, I32_STORE8, IF, instantiate, LOCAL_TEE, LOOP,
-  moduleBytes, PAGE, RETURN, set, VOID,
+  I32_GE_U, I32_GT_U, I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_SHR_U, I32_STORE8, IF, instantiateModule, LOCAL_TEE, LOOP,
+  moduleOfFunctions, PAGE, RETURN, set, VOID,
 } from './wasm-assembly.js';
+import { blockSeekFunction, SEEK_AREA_BYTES, seekLayout, TARGET_MAX } from './block-seek-wasm.js';
 
 /** Bytes a caller leaves after the input and after the output region (the copies' overrun). */
 export const SLACK = COPY_SLACK;
@@ -120,13 +121,50 @@ const DECODE_BODY = [
   END,
 ];
 
-/** The decoder of this thread: a module instance, its memory and a view of it. */
+/** Where the block seek's area (block-seek-wasm.ts) starts: past the decoder's regions and their slack. */
+const SEEK_AREA_START = WASM_MAX_BYTES + 64;
+
+/**
+ * The decoder of this thread: a module instance, its memory and a view of it. The module also
+ * holds the seek of a data block a point lookup decoded to `output` (block-seek-wasm.ts).
+ */
 export interface Lz4WasmDecoder {
   /** The module's memory, at least WASM_MAX_BYTES + 2 * SLACK + 8 bytes. Never grows. */
   readonly bytes: Uint8Array;
   /** `bytes` from LOOKUP_OUTPUT_START to WASM_MAX_BYTES: one view, made once. */
   readonly output: Uint8Array;
   decode(src: number, srcEnd: number, dst: number, dstEnd: number): number;
+  /** The block seek (block-seek-wasm.ts); its target goes at `targetAt`, its key is left at `keyAt`. */
+  seek(block: number, size: number, target: number, targetLength: number): number;
+  readonly targetAt: number;
+  readonly keyAt: number;
+  /** The seek's five result words, as `bytes` holds them (little-endian i32s). */
+  readonly result: Int32Array;
+}
+
+/** seekLookupBlock's answers: the block iterator is to seek instead; no entry at or after the target; found. */
+export const SEEK_DECLINED = -1;
+export const SEEK_NONE = 0;
+export const SEEK_FOUND = 1;
+/** The seek's result words (block-seek-wasm.ts): the entry's offset, its key's length, its value's start and end, user key equal (1). */
+export const SEEK_ENTRY = 0;
+export const SEEK_KEY_LENGTH = 1;
+export const SEEK_VALUE_START = 2;
+export const SEEK_VALUE_END = 3;
+export const SEEK_USER_KEY_EQUAL = 4;
+
+/**
+ * Seeks the internal key `target` (bytewise user keys) in the block `data[0, size)` if `data` is
+ * this thread's decoder's `output` (a point lookup's block, decompressForLookup): SEEK_FOUND with
+ * the entry in the decoder's `result` (its key at `keyAt`), or SEEK_NONE; SEEK_DECLINED for a
+ * block elsewhere, a target over TARGET_MAX bytes, or a block the seek does not read
+ * (block-seek-wasm.ts), which the block iterator then seeks.
+ */
+export function seekLookupBlock(data: Uint8Array, size: number, target: Uint8Array): number {
+  const wasm = decoder;
+  if (wasm == null || data !== wasm.output || target.length > TARGET_MAX) return SEEK_DECLINED;
+  wasm.bytes.set(target, wasm.targetAt);
+  return wasm.seek(LOOKUP_OUTPUT_START, size, wasm.targetAt, target.length);
 }
 
 let decoder: Lz4WasmDecoder | null | undefined;
@@ -141,9 +179,19 @@ export function lz4WasmDecoder(): Lz4WasmDecoder | undefined {
 }
 
 function makeDecoder(): Lz4WasmDecoder | null {
-  const pages = Math.ceil((WASM_MAX_BYTES + 2 * SLACK + 8) / PAGE);
-  const module = instantiate<Lz4WasmDecoder['decode']>(moduleBytes(pages, 'decode', 4, LOCALS, DECODE_BODY), 'decode');
+  const pages = Math.ceil((SEEK_AREA_START + SEEK_AREA_BYTES) / PAGE);
+  const functions = [{ name: 'decode', params: 4, locals: LOCALS, body: DECODE_BODY }, blockSeekFunction(SEEK_AREA_START)];
+  const module = instantiateModule(moduleOfFunctions(pages, functions));
   if (module === null) return null;
   const bytes = module.memory;
-  return { bytes, output: bytes.subarray(LOOKUP_OUTPUT_START, WASM_MAX_BYTES), decode: module.fn };
+  const { targetAt, keyAt, resultAt } = seekLayout(SEEK_AREA_START);
+  return {
+    bytes,
+    output: bytes.subarray(LOOKUP_OUTPUT_START, WASM_MAX_BYTES),
+    decode: module.exports.decode as Lz4WasmDecoder['decode'],
+    seek: module.exports.seek as Lz4WasmDecoder['seek'],
+    targetAt,
+    keyAt,
+    result: new Int32Array(bytes.buffer, resultAt, 5),
+  };
 }

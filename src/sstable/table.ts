@@ -32,6 +32,8 @@ import { Block, BlockIterator, takeBlockBytes } from './block.js';
 import type { BlockCache } from './block-cache.js';
 import { BLOCK_TRAILER_SIZE, verifyBlockTrailer } from './block-trailer.js';
 import { decompressBlockInScratch, decompressForLookup, lookupLength } from './compression.js';
+import { lz4WasmDecoder, SEEK_DECLINED, SEEK_FOUND, SEEK_KEY_LENGTH, SEEK_USER_KEY_EQUAL, SEEK_VALUE_END, SEEK_VALUE_START, seekLookupBlock } from './lz4-wasm.js';
+import { usesBytewiseInternalKeys } from './restart-windows.js';
 import { FilterBlockReader } from './filter-block.js';
 import { BlockHandle, Footer, MAX_FOOTER_SIZE, MIN_FOOTER_SIZE } from './footer.js';
 import { fullFilterMayMatch } from './full-filter-block.js';
@@ -150,6 +152,8 @@ export class Table implements ResidentHolder {
   readonly path: string;
   readonly fileSize: number;
   readonly comparator: InternalKeyComparator;
+  /** The comparator orders bytewise user keys (a lookup's block may then be sought in WebAssembly). */
+  private readonly bytewise: boolean;
   /** This table's own counters (`options.stats` gets the same increments). */
   readonly stats = new TableStats();
   /** Decoded properties block; undefined for tables without one (LevelDB's). */
@@ -211,6 +215,7 @@ export class Table implements ResidentHolder {
     this.file = file;
     this.fileSize = fileSize;
     this.comparator = options.comparator ?? bytewiseInternalComparator;
+    this.bytewise = usesBytewiseInternalKeys(this.comparator);
     this.sink = options.stats ?? new TableStats();
     this.blockCache = options.blockCache;
     this.verifyChecksums = options.verifyChecksums ?? true;
@@ -328,26 +333,27 @@ export class Table implements ResidentHolder {
         }
         filterSaidMaybe = true;
       }
-      const it = this.dataIter;
-      it.setBlock(this.readBlock(handle, true, true));
-      it.seek(lookupKey);
-      if (it.valid()) {
-        const keyLen = it.keyLen;
-        const keyBuf = it.keyBuf;
-        if (keyLen < INTERNAL_KEY_TRAILER_SIZE) this.badEntry(handle.offset, `an internal key of ${keyLen} bytes`);
-        const userEnd = keyLen - INTERNAL_KEY_TRAILER_SIZE;
-        if (this.comparator.user.compare(keyBuf, 0, userEnd, userKey, 0, userKey.length) === 0) {
-          const type = keyBuf[userEnd]!;
-          result.sequence = getFixed32(keyBuf, userEnd + 4) * TWO_POW_24 + (getFixed32(keyBuf, userEnd) >>> 8);
-          if (type === ValueType.VALUE) {
-            result.status = GetStatus.FOUND;
-            result.data = it.data;
-            result.valueStart = it.valueStart;
-            result.valueEnd = it.valueEnd;
-          } else if (type === ValueType.DELETION) {
-            result.status = GetStatus.DELETED;
-          } else {
-            this.badEntry(handle.offset, `value type ${type}`);
+      const block = this.readBlock(handle, true, true);
+      // A block the LZ4 decoder left in its module's memory is sought there (block-seek-wasm.ts),
+      // unless that seek declines it; any other block, by the block iterator.
+      const sought = this.bytewise ? seekLookupBlock(block.data, block.size, lookupKey) : SEEK_DECLINED;
+      if (sought === SEEK_FOUND) {
+        const wasm = lz4WasmDecoder()!;
+        const found = wasm.result;
+        if (found[SEEK_USER_KEY_EQUAL] === 1) {
+          this.takeFound(wasm.bytes, wasm.keyAt + found[SEEK_KEY_LENGTH]! - INTERNAL_KEY_TRAILER_SIZE, block.data, found[SEEK_VALUE_START]!, found[SEEK_VALUE_END]!, handle.offset, result);
+        }
+      } else if (sought === SEEK_DECLINED) {
+        const it = this.dataIter;
+        it.setBlock(block);
+        it.seek(lookupKey);
+        if (it.valid()) {
+          const keyLen = it.keyLen;
+          const keyBuf = it.keyBuf;
+          if (keyLen < INTERNAL_KEY_TRAILER_SIZE) this.badEntry(handle.offset, `an internal key of ${keyLen} bytes`);
+          const userEnd = keyLen - INTERNAL_KEY_TRAILER_SIZE;
+          if (this.comparator.user.compare(keyBuf, 0, userEnd, userKey, 0, userKey.length) === 0) {
+            this.takeFound(keyBuf, userEnd, it.data, it.valueStart, it.valueEnd, handle.offset, result);
           }
         }
       }
@@ -357,6 +363,25 @@ export class Table implements ResidentHolder {
       sink.filterFalsePositives++;
     }
     return result.status;
+  }
+
+  /**
+   * Sets `result` from the entry a lookup found for its user key: its trailer at
+   * `key[trailerStart, trailerStart + 8)`, its value `data[valueStart, valueEnd)`.
+   */
+  private takeFound(key: Uint8Array, trailerStart: number, data: Uint8Array, valueStart: number, valueEnd: number, blockOffset: number, result: TableGetResult): void {
+    const type = key[trailerStart]!;
+    result.sequence = getFixed32(key, trailerStart + 4) * TWO_POW_24 + (getFixed32(key, trailerStart) >>> 8);
+    if (type === ValueType.VALUE) {
+      result.status = GetStatus.FOUND;
+      result.data = data;
+      result.valueStart = valueStart;
+      result.valueEnd = valueEnd;
+    } else if (type === ValueType.DELETION) {
+      result.status = GetStatus.DELETED;
+    } else {
+      this.badEntry(blockOffset, `value type ${type}`);
+    }
   }
 
   /**

@@ -31,6 +31,7 @@ export const I32_LOAD = [0x28, 0, 0];
 export const I64_LOAD = [0x29, 0, 0];
 export const I32_LOAD8_U = [0x2d, 0, 0];
 export const I32_LOAD16_U = [0x2f, 0, 0];
+export const I32_STORE = [0x36, 0, 0];
 export const I64_STORE = [0x37, 0, 0];
 export const I32_STORE8 = [0x3a, 0, 0];
 export const I32_STORE16 = [0x3b, 0, 0];
@@ -41,9 +42,11 @@ export const I64_CONST = 0x42;
 export const I32_EQZ = 0x45;
 export const I32_EQ = 0x46;
 export const I32_NE = 0x47;
+export const I32_LT_S = 0x48;
 export const I32_LT_U = 0x49;
 export const I32_GT_U = 0x4b;
 export const I32_LE_U = 0x4d;
+export const I32_GE_S = 0x4e;
 export const I32_GE_U = 0x4f;
 export const I32_ADD = 0x6a;
 export const I32_SUB = 0x6b;
@@ -54,6 +57,10 @@ export const I32_OR = 0x72;
 export const I32_XOR = 0x73;
 export const I32_SHL = 0x74;
 export const I32_SHR_U = 0x76;
+export const I64_LT_U = 0x54;
+export const I64_GT_U = 0x56;
+/** `select`: of two values and a condition, the first if the condition is not 0. */
+export const SELECT = 0x1b;
 
 /** The size of a WebAssembly memory page. */
 export const PAGE = 64 * 1024;
@@ -124,20 +131,39 @@ function name(s: string): number[] {
 }
 
 /**
+ * A function of a module: exported as `name`, `params` i32 parameters returning an i32, with
+ * `locals` more i32 locals and the instructions `body` (which ends with END).
+ */
+export interface WasmFunction {
+  readonly name: string;
+  readonly params: number;
+  readonly locals: number;
+  readonly body: number[];
+}
+
+/**
  * A module of one memory of `pages` pages (exported as "memory", no maximum) and one function
  * (exported as `exportName`) of `params` i32 parameters returning an i32, with `locals` more i32
  * locals and the instructions `body` (which ends with END).
  */
 export function moduleBytes(pages: number, exportName: string, params: number, locals: number, body: number[]): Uint8Array {
-  const code = [...vector([[...uleb128(locals), I32]]), ...body];
-  const paramTypes = Array.from({ length: params }, () => [I32]);
+  return moduleOfFunctions(pages, [{ name: exportName, params, locals, body }]);
+}
+
+/** A module of one memory of `pages` pages (exported as "memory", no maximum) and `functions`, each exported, all over that memory. */
+export function moduleOfFunctions(pages: number, functions: readonly WasmFunction[]): Uint8Array {
+  const types = functions.map((f) => [0x60, ...vector(Array.from({ length: f.params }, () => [I32])), ...vector([[I32]])]);
+  const codes = functions.map((f) => {
+    const code = [...vector([[...uleb128(f.locals), I32]]), ...f.body];
+    return [...uleb128(code.length), ...code];
+  });
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
-    ...section(1, vector([[0x60, ...vector(paramTypes), ...vector([[I32]])]])), // type: (i32 × params) -> i32
-    ...section(3, vector([[0]])), // function 0 has type 0
+    ...section(1, vector(types)), // type i: (i32 × params of function i) -> i32
+    ...section(3, vector(functions.map((_, i) => uleb128(i)))), // function i has type i
     ...section(5, vector([[0x00, ...uleb128(pages)]])), // memory: `pages` pages, no maximum
-    ...section(7, vector([[...name('memory'), 0x02, 0], [...name(exportName), 0x00, 0]])),
-    ...section(10, vector([[...uleb128(code.length), ...code]])),
+    ...section(7, vector([[...name('memory'), 0x02, 0], ...functions.map((f, i) => [...name(f.name), 0x00, ...uleb128(i)])])),
+    ...section(10, vector(codes)),
   ]);
 }
 
@@ -152,12 +178,21 @@ interface WebAssemblyApi {
  * is missing (as under `node --jitless`) or refuses the module.
  */
 export function instantiate<F>(bytes: Uint8Array, exportName: string): { memory: Uint8Array; fn: F } | null {
+  const instance = instantiateModule(bytes);
+  return instance === null ? null : { memory: instance.memory, fn: instance.exports[exportName] as F };
+}
+
+/**
+ * An instance of `bytes`: its memory (as bytes) and its exports, or null where WebAssembly is
+ * missing (as under `node --jitless`) or refuses the module.
+ */
+export function instantiateModule(bytes: Uint8Array): { memory: Uint8Array; exports: Record<string, unknown> } | null {
   const api = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
   if (api === undefined) return null;
   try {
     const instance = new api.Instance(new api.Module(bytes));
     const memory = instance.exports.memory as { buffer: ArrayBuffer };
-    return { memory: new Uint8Array(memory.buffer), fn: instance.exports[exportName] as F };
+    return { memory: new Uint8Array(memory.buffer), exports: instance.exports };
   } catch {
     return null;
   }

@@ -1,0 +1,68 @@
+/**
+ * bench/block-seek: a point lookup's seek in a data block, by the block iterator (JavaScript) and
+ * by the WebAssembly seek (block-seek-wasm.ts, through seekLookupBlock), alternated on the same
+ * blocks and targets.
+ *
+ *   npm run build && node dist/bench/block-seek.js
+ *
+ * The blocks: 1,000 data blocks of ~4 KiB as a table lays them out (restart interval 16), of
+ * db_bench keys (consecutive numbers, as a merged table holds them) as internal keys, and db_bench
+ * values. Each round seeks every key of every block at the highest sequence, in a shuffled order;
+ * the block is put where a point lookup's block lies first (untimed). Prints µs per seek; the
+ * first round warms up.
+ */
+import { encodeInternalKey, MAX_SEQUENCE, ValueType } from '../src/format/internal-key.js';
+import { bytewiseInternalComparator } from '../src/format/internal-key-comparator.js';
+import { Block, BlockIterator } from '../src/sstable/block.js';
+import { BlockBuilder } from '../src/sstable/block-builder.js';
+import { LOOKUP_OUTPUT_START, lz4WasmDecoder, seekLookupBlock } from '../src/sstable/lz4-wasm.js';
+import { makeKey, makeValues } from './db/workloads.js';
+import { SeededRandom } from './seeded-keys.js';
+
+const BLOCKS = 1000;
+const ROUNDS = 4;
+const wasm = lz4WasmDecoder();
+if (wasm === undefined) throw new Error('this Node has no WebAssembly');
+
+const values = makeValues(11);
+const blocks: Uint8Array[] = [];
+const targets: { block: number; key: Uint8Array }[] = [];
+let next = 0;
+for (let b = 0; b < BLOCKS; b++) {
+  const builder = new BlockBuilder(16);
+  while (builder.currentSizeEstimate() < 4096) {
+    builder.add(encodeInternalKey(makeKey(next), next + 1, ValueType.VALUE), values[next % values.length]!);
+    targets.push({ block: b, key: encodeInternalKey(makeKey(next), MAX_SEQUENCE, ValueType.VALUE) });
+    next++;
+  }
+  blocks.push(builder.finish().slice());
+}
+const random = new SeededRandom(1);
+for (let i = targets.length - 1; i > 0; i--) {
+  const j = random.nextUint32() % (i + 1);
+  [targets[i], targets[j]] = [targets[j]!, targets[i]!];
+}
+
+const iterator = new BlockIterator(bytewiseInternalComparator, new Block(blocks[0]!));
+let lookupBlock: Block | null = null;
+for (let round = 0; round < ROUNDS; round++) {
+  let inJs = 0;
+  let inWasm = 0;
+  let sum = 0;
+  for (const { block, key } of targets) {
+    const bytes = blocks[block]!;
+    wasm.bytes.set(bytes, LOOKUP_OUTPUT_START);
+    lookupBlock = Block.reuse(lookupBlock, wasm.output, bytes.length, 'bench', 0);
+    iterator.setBlock(lookupBlock);
+    let start = performance.now();
+    iterator.seek(key);
+    inJs += performance.now() - start;
+    sum += iterator.valueStart;
+    start = performance.now();
+    if (seekLookupBlock(wasm.output, bytes.length, key) > 0) sum -= wasm.result[2]!;
+    inWasm += performance.now() - start;
+  }
+  if (sum !== 0) throw new Error('the two seeks found different entries');
+  const us = (ms: number): string => ((ms * 1000) / targets.length).toFixed(3);
+  console.log(`round ${round + 1}${round === 0 ? ' (warm-up)' : ''}: block iterator ${us(inJs)} µs per seek, WebAssembly ${us(inWasm)} (${targets.length} seeks, each timed with its own clock readings)`);
+}
