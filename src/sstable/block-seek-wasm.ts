@@ -31,12 +31,12 @@ import {
 export const TARGET_MAX = 4096;
 /** Bytes of an entry's key the seek keeps; a block with a longer key is sought by BlockIterator. */
 export const SEEK_KEY_MAX = 4096;
-/** The seek's area: the target, then the current key (with 8 bytes of slack), then the result. */
-export const SEEK_AREA_BYTES = TARGET_MAX + SEEK_KEY_MAX + 8 + 5 * 4;
+/** The seek's area: the target, then the key being built, then the five result words. */
+export const SEEK_AREA_BYTES = TARGET_MAX + SEEK_KEY_MAX + 5 * 4;
 
-/** Where the seek's area lies in a module whose memory reserves it from `areaStart`. */
+/** Where the seek's area lies in a module whose memory reserves it from `areaStart` (4-aligned). */
 export function seekLayout(areaStart: number): { targetAt: number; keyAt: number; resultAt: number } {
-  return { targetAt: areaStart, keyAt: areaStart + TARGET_MAX, resultAt: areaStart + TARGET_MAX + SEEK_KEY_MAX + 8 };
+  return { targetAt: areaStart, keyAt: areaStart + TARGET_MAX, resultAt: areaStart + TARGET_MAX + SEEK_KEY_MAX };
 }
 
 // Parameters, then locals (all i32).
@@ -71,8 +71,8 @@ const LOCALS = 23;
 
 /**
  * Reads the varint32 at Q into `into` (Q moves past it): fails (a branch to depth `fail`, counted
- * from where this code is placed) at LIMIT, past five bytes or past 32 bits, as BlockIterator's
- * decodeHeader does.
+ * from where this code is placed) at LIMIT or past 32 bits, as BlockIterator's decodeHeader does.
+ * A fifth byte over 0x0f fails, so no varint runs past five bytes.
  */
 function varint(into: number, fail: number): number[] {
   return [
@@ -80,7 +80,6 @@ function varint(into: number, fail: number): number[] {
     ...constant(0), ...set(SH),
     LOOP, VOID,
     ...get(Q), ...get(LIMIT), I32_GE_U, BR_IF, fail + 1, // truncated
-    ...get(SH), ...constant(35), I32_GE_U, BR_IF, fail + 1, // more than five bytes
     ...get(Q), ...I32_LOAD8_U, ...set(B),
     ...get(SH), ...constant(28), I32_EQ, ...get(B), ...constant(0x0f), I32_GT_U, I32_AND, BR_IF, fail + 1, // past 32 bits
     ...get(B), ...constant(0x7f), I32_AND, ...get(SH), I32_SHL, ...get(V), I32_OR, ...set(V),
@@ -121,7 +120,8 @@ function slowHeader(fail: number): number[] {
  * C := the internal-key order of the key at KEY (KLEN bytes, >= 8) against the target (TLEN >= 8),
  * the user keys' first I bytes taken as equal: user keys bytewise, then trailers as little-endian
  * u64s, the larger first. UEQ := 1 if the user keys are equal. I ends where the user keys first
- * differ, and M at the shorter user key's length: I < M if they differ in a byte.
+ * differ, and M at the shorter user key's length: I < M if they differ in a byte (the scan's D
+ * update reads both). Overwrites UA, UB, B and V too.
  */
 function compare(): number[] {
   return [

@@ -28,7 +28,7 @@ import {
   I32_GE_U, I32_GT_U, I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_SHR_U, I32_STORE8, IF, instantiateModule, LOCAL_TEE, LOOP,
   moduleOfFunctions, PAGE, RETURN, set, VOID,
 } from './wasm-assembly.js';
-import { blockSeekFunction, SEEK_AREA_BYTES, seekLayout, TARGET_MAX } from './block-seek-wasm.js';
+import { blockSeekFunction, SEEK_AREA_BYTES, seekLayout } from './block-seek-wasm.js';
 
 /** Bytes a caller leaves after the input and after the output region (the copies' overrun). */
 export const SLACK = COPY_SLACK;
@@ -126,7 +126,8 @@ const SEEK_AREA_START = WASM_MAX_BYTES + 64;
 
 /**
  * The decoder of this thread: a module instance, its memory and a view of it. The module also
- * holds the seek of a data block a point lookup decoded to `output` (block-seek-wasm.ts).
+ * holds the seek of a data block a point lookup decoded to `output` (block-seek-wasm.ts; called
+ * through lookup-seek.ts).
  */
 export interface Lz4WasmDecoder {
   /** The module's memory, at least WASM_MAX_BYTES + 2 * SLACK + 8 bytes. Never grows. */
@@ -140,31 +141,6 @@ export interface Lz4WasmDecoder {
   readonly keyAt: number;
   /** The seek's five result words, as `bytes` holds them (little-endian i32s). */
   readonly result: Int32Array;
-}
-
-/** seekLookupBlock's answers: the block iterator is to seek instead; no entry at or after the target; found. */
-export const SEEK_DECLINED = -1;
-export const SEEK_NONE = 0;
-export const SEEK_FOUND = 1;
-/** The seek's result words (block-seek-wasm.ts): the entry's offset, its key's length, its value's start and end, user key equal (1). */
-export const SEEK_ENTRY = 0;
-export const SEEK_KEY_LENGTH = 1;
-export const SEEK_VALUE_START = 2;
-export const SEEK_VALUE_END = 3;
-export const SEEK_USER_KEY_EQUAL = 4;
-
-/**
- * Seeks the internal key `target` (bytewise user keys) in the block `data[0, size)` if `data` is
- * this thread's decoder's `output` (a point lookup's block, decompressForLookup): SEEK_FOUND with
- * the entry in the decoder's `result` (its key at `keyAt`), or SEEK_NONE; SEEK_DECLINED for a
- * block elsewhere, a target over TARGET_MAX bytes, or a block the seek does not read
- * (block-seek-wasm.ts), which the block iterator then seeks.
- */
-export function seekLookupBlock(data: Uint8Array, size: number, target: Uint8Array): number {
-  const wasm = decoder;
-  if (wasm == null || data !== wasm.output || target.length > TARGET_MAX) return SEEK_DECLINED;
-  wasm.bytes.set(target, wasm.targetAt);
-  return wasm.seek(LOOKUP_OUTPUT_START, size, wasm.targetAt, target.length);
 }
 
 let decoder: Lz4WasmDecoder | null | undefined;

@@ -32,13 +32,13 @@ import { Block, BlockIterator, takeBlockBytes } from './block.js';
 import type { BlockCache } from './block-cache.js';
 import { BLOCK_TRAILER_SIZE, verifyBlockTrailer } from './block-trailer.js';
 import { decompressBlockInScratch, decompressForLookup, lookupLength } from './compression.js';
-import { lz4WasmDecoder, SEEK_DECLINED, SEEK_FOUND, SEEK_KEY_LENGTH, SEEK_USER_KEY_EQUAL, SEEK_VALUE_END, SEEK_VALUE_START, seekLookupBlock } from './lz4-wasm.js';
-import { usesBytewiseInternalKeys } from './restart-windows.js';
 import { FilterBlockReader } from './filter-block.js';
 import { BlockHandle, Footer, MAX_FOOTER_SIZE, MIN_FOOTER_SIZE } from './footer.js';
 import { fullFilterMayMatch } from './full-filter-block.js';
+import { lookupFound, SEEK_DECLINED, SEEK_FOUND, seekLookupBlock } from './lookup-seek.js';
 import type { Readahead } from './readahead.js';
 import type { ResidentFiles, ResidentHolder } from './resident-files.js';
+import { usesBytewiseInternalKeys } from './restart-windows.js';
 import {
   BLOCK_FILTER_PREFIX,
   decodeMetaindex,
@@ -338,10 +338,10 @@ export class Table implements ResidentHolder {
       // unless that seek declines it; any other block, by the block iterator.
       const sought = this.bytewise ? seekLookupBlock(block.data, block.size, lookupKey) : SEEK_DECLINED;
       if (sought === SEEK_FOUND) {
-        const wasm = lz4WasmDecoder()!;
-        const found = wasm.result;
-        if (found[SEEK_USER_KEY_EQUAL] === 1) {
-          this.takeFound(wasm.bytes, wasm.keyAt + found[SEEK_KEY_LENGTH]! - INTERNAL_KEY_TRAILER_SIZE, block.data, found[SEEK_VALUE_START]!, found[SEEK_VALUE_END]!, handle.offset, result);
+        const found = lookupFound;
+        if (found.userKeyEqual) {
+          const trailerStart = found.keyStart + found.keyLength - INTERNAL_KEY_TRAILER_SIZE;
+          this.takeFound(found.bytes, trailerStart, block.data, found.valueStart, found.valueEnd, handle.offset, result);
         }
       } else if (sought === SEEK_DECLINED) {
         const it = this.dataIter;

@@ -1,11 +1,12 @@
 /**
  * The WebAssembly block seek of a point lookup's block (src/sstable/block-seek-wasm.ts, through
- * lz4-wasm.ts's seekLookupBlock): it finds what BlockIterator.seek finds (the model) on blocks of
+ * src/sstable/lookup-seek.ts): it finds what BlockIterator.seek finds (the model) on blocks of
  * any restart interval, keys sharing long prefixes, user keys that are prefixes of others, equal
- * user keys at several sequences, and lengths that take multi-byte varints; and on damaged bytes it
- * never throws: where the iterator reports damage in a block that was read (its restart array
- * checked) it declines (the iterator then seeks and throws), and where the iterator answers it
- * declines or answers alike.
+ * user keys at several sequences, trailers of any bytes, and lengths that take multi-byte
+ * varints; it takes keys and targets up to its limits and declines past them; and on damaged
+ * bytes it never throws: where the iterator reports damage in a block that was read (its restart
+ * array checked) it declines (the iterator then seeks and throws), and where the iterator answers
+ * it declines or answers alike.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -13,20 +14,9 @@ import { bytewiseInternalComparator } from '../../src/format/internal-key-compar
 import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
 import { Block } from '../../src/sstable/block.js';
 import { BlockBuilder } from '../../src/sstable/block-builder.js';
-import { TARGET_MAX } from '../../src/sstable/block-seek-wasm.js';
-import {
-  LOOKUP_OUTPUT_START,
-  lz4WasmDecoder,
-  SEEK_DECLINED,
-  SEEK_ENTRY,
-  SEEK_FOUND,
-  SEEK_KEY_LENGTH,
-  SEEK_NONE,
-  SEEK_USER_KEY_EQUAL,
-  SEEK_VALUE_END,
-  SEEK_VALUE_START,
-  seekLookupBlock,
-} from '../../src/sstable/lz4-wasm.js';
+import { SEEK_KEY_MAX, TARGET_MAX } from '../../src/sstable/block-seek-wasm.js';
+import { lookupFound, SEEK_DECLINED, SEEK_FOUND, SEEK_NONE, seekLookupBlock } from '../../src/sstable/lookup-seek.js';
+import { LOOKUP_OUTPUT_START, lz4WasmDecoder } from '../../src/sstable/lz4-wasm.js';
 
 const cmp = bytewiseInternalComparator;
 const compareKeys = (a: Uint8Array, b: Uint8Array): number => cmp.compare(a, 0, a.length, b, 0, b.length);
@@ -40,11 +30,17 @@ const ALPHABET = [0x00, 0x01, 0x30, 0x31, 0xff];
 const userKeyArb = fc
   .tuple(fc.constantFrom('', 'k', 'key0000000', 'x'.repeat(140)), fc.uint8Array({ maxLength: 10, max: ALPHABET.length - 1 }))
   .map(([stem, tail]) => Uint8Array.from([...Buffer.from(stem), ...tail.map((b) => ALPHABET[b]!)]));
-const internalKeyArb = fc.tuple(userKeyArb, fc.integer({ min: 0, max: 300 }), fc.constantFrom(ValueType.VALUE, ValueType.DELETION));
+/** Sequences small and large: every byte of a trailer takes part in the order. */
+const sequenceArb = fc.oneof(fc.integer({ min: 0, max: 300 }), fc.constantFrom(2 ** 24, 2 ** 32 + 1, 2 ** 40, 2 ** 48 - 1, 2 ** 53 - 1));
+/** An internal key: a user key and a trailer, mostly of a sequence and a type, else any 8 bytes (a top byte over 0x7f included). */
+const internalKeyArb = fc.oneof(
+  { weight: 4, arbitrary: fc.tuple(userKeyArb, sequenceArb, fc.constantFrom(ValueType.VALUE, ValueType.DELETION)).map(([u, s, t]) => encodeInternalKey(u, s, t)) },
+  { weight: 1, arbitrary: fc.tuple(userKeyArb, fc.uint8Array({ minLength: 8, maxLength: 8 })).map(([u, trailer]) => Uint8Array.from([...u, ...trailer])) },
+);
 
 /** A block of `entries` (sorted, unique) with values of 0-200 bytes, and its keys in order. */
-function buildBlock(entries: [Uint8Array, number, ValueType][], interval: number, valueLength: number): { bytes: Uint8Array; keys: Uint8Array[] } {
-  const keys = [...new Map(entries.map(([u, s, t]) => encodeInternalKey(u, s, t)).map((k) => [Buffer.from(k).toString('hex'), k])).values()].sort(compareKeys);
+function buildBlock(entries: Uint8Array[], interval: number, valueLength: number): { bytes: Uint8Array; keys: Uint8Array[] } {
+  const keys = [...new Map(entries.map((k) => [Buffer.from(k).toString('hex'), k])).values()].sort(compareKeys);
   const builder = new BlockBuilder(interval);
   keys.forEach((k, i) => builder.add(k, new Uint8Array((valueLength + i) % 201).fill(i & 0xff)));
   return { bytes: builder.finish().slice(), keys };
@@ -66,12 +62,12 @@ function seekWithIterator(bytes: Uint8Array, target: Uint8Array): { entry: numbe
 }
 
 function wasmAnswer(): { entry: number; key: Buffer; valueStart: number; valueEnd: number } {
-  const r = wasm.result;
+  const found = lookupFound;
   return {
-    entry: r[SEEK_ENTRY]!,
-    key: Buffer.from(wasm.bytes.subarray(wasm.keyAt, wasm.keyAt + r[SEEK_KEY_LENGTH]!)),
-    valueStart: r[SEEK_VALUE_START]!,
-    valueEnd: r[SEEK_VALUE_END]!,
+    entry: found.entry,
+    key: Buffer.from(found.bytes.subarray(found.keyStart, found.keyStart + found.keyLength)),
+    valueStart: found.valueStart,
+    valueEnd: found.valueEnd,
   };
 }
 
@@ -85,12 +81,8 @@ describe('block seek in WebAssembly', () => {
         fc.array(internalKeyArb, { minLength: 1, maxLength: 30 }),
         (entries, interval, valueLength, targets) => {
           const { bytes, keys } = buildBlock(entries, interval, valueLength);
-          // Targets: drawn ones, every key of the block, and its user keys one sequence above.
-          const all = [
-            ...targets.map(([u, s, t]) => encodeInternalKey(u, s, t)),
-            ...keys,
-            ...entries.map(([u, s]) => encodeInternalKey(u, s + 1, ValueType.VALUE)),
-          ];
+          // Targets: drawn ones, every key of the block, and its user keys at the highest sequence.
+          const all = [...targets, ...keys, ...keys.map((k) => encodeInternalKey(k.subarray(0, k.length - 8), 2 ** 53 - 1, ValueType.VALUE))];
           for (const target of all) {
             const expected = seekWithIterator(bytes, target);
             const answer = seekInWasm(bytes, target);
@@ -101,7 +93,7 @@ describe('block seek in WebAssembly', () => {
             expect(answer).toBe(SEEK_FOUND);
             expect(wasmAnswer()).toEqual(expected);
             const userEqual = Buffer.from(expected.key.subarray(0, -8)).equals(Buffer.from(target.subarray(0, -8)));
-            expect(wasm.result[SEEK_USER_KEY_EQUAL]).toBe(userEqual ? 1 : 0);
+            expect(lookupFound.userKeyEqual).toBe(userEqual);
           }
         },
       ),
@@ -117,11 +109,10 @@ describe('block seek in WebAssembly', () => {
         fc.array(fc.tuple(fc.nat(), fc.nat(255)), { minLength: 1, maxLength: 6 }),
         fc.nat(),
         internalKeyArb,
-        (entries, interval, flips, cut, [u, s, t]) => {
+        (entries, interval, flips, cut, target) => {
           const { bytes } = buildBlock(entries, interval, 130);
           const damaged = bytes.slice(0, bytes.length - (cut % 4 === 0 ? cut % bytes.length : 0));
           for (const [at, value] of flips) if (damaged.length > 0) damaged[at % damaged.length] = value;
-          const target = encodeInternalKey(u, s, t);
           // A block whose restart array is out of range or order is refused when it is read
           // (Block's constructor), before any seek.
           try {
@@ -151,10 +142,45 @@ describe('block seek in WebAssembly', () => {
     );
   });
 
-  it('declines a block that is not the lookup output, and a target past TARGET_MAX', () => {
-    const { bytes } = buildBlock([[Uint8Array.of(0x61), 1, ValueType.VALUE]], 16, 3);
-    expect(seekLookupBlock(bytes, bytes.length, encodeInternalKey(Uint8Array.of(0x61), 1, ValueType.VALUE))).toBe(SEEK_DECLINED);
-    expect(seekInWasm(bytes, encodeInternalKey(new Uint8Array(TARGET_MAX), 1, ValueType.VALUE))).toBe(SEEK_DECLINED);
-    expect(seekInWasm(bytes, encodeInternalKey(Uint8Array.of(0x61), 1, ValueType.VALUE))).toBe(SEEK_FOUND);
+  it('declines a block that is not the lookup output, and a target past TARGET_MAX bytes', () => {
+    const key = encodeInternalKey(Uint8Array.of(0x61), 1, ValueType.VALUE);
+    const { bytes } = buildBlock([key], 16, 3);
+    expect(seekLookupBlock(bytes, bytes.length, key)).toBe(SEEK_DECLINED);
+    // User keys of 'z's, after the block's one key: the longest target taken finds nothing.
+    expect(seekInWasm(bytes, encodeInternalKey(new Uint8Array(TARGET_MAX - 8).fill(0x7a), 1, ValueType.VALUE))).toBe(SEEK_NONE);
+    expect(seekInWasm(bytes, encodeInternalKey(new Uint8Array(TARGET_MAX - 7).fill(0x7a), 1, ValueType.VALUE))).toBe(SEEK_DECLINED);
+    expect(seekInWasm(bytes, key)).toBe(SEEK_FOUND);
+  });
+
+  it('takes keys of up to SEEK_KEY_MAX bytes and declines a region with a longer one', () => {
+    const longUser = (length: number): Uint8Array => new Uint8Array(length).fill(0x61).fill(0x62, length - 1);
+    const short = encodeInternalKey(Uint8Array.of(0x61), 1, ValueType.VALUE);
+    const after = encodeInternalKey(Uint8Array.of(0x62), 1, ValueType.VALUE); // sorts after both keys
+    for (const length of [SEEK_KEY_MAX, SEEK_KEY_MAX + 1, 5000]) {
+      // The long key second in its region, after a short one it shares a byte with.
+      const long = encodeInternalKey(longUser(length - 8), 1, ValueType.VALUE);
+      const { bytes } = buildBlock([short, long], 16, 3);
+      if (length <= SEEK_KEY_MAX) {
+        expect(seekInWasm(bytes, long)).toBe(SEEK_FOUND); // the long key built and compared
+        expect(wasmAnswer()).toEqual(seekWithIterator(bytes, long));
+        expect(seekInWasm(bytes, after)).toBe(SEEK_NONE);
+      } else {
+        expect(seekInWasm(bytes, after)).toBe(SEEK_DECLINED);
+      }
+    }
+  });
+
+  it('declines a varint past 32 bits and a restart key shorter than a trailer, where the iterator finds damage', () => {
+    const target = encodeInternalKey(Uint8Array.of(0x61), 1, ValueType.VALUE);
+    const fixed32 = (n: number): number[] => [n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, n >>> 24];
+    // One entry whose key length is a five-byte varint with a fifth byte over 0x0f; one restart.
+    const badVarint = Uint8Array.from([0, 0x88, 0x80, 0x80, 0x80, 0x10, 0, ...fixed32(0), ...fixed32(1)]);
+    expect(() => seekWithIterator(badVarint, target)).toThrow();
+    expect(seekInWasm(badVarint, target)).toBe(SEEK_DECLINED);
+    // A 9-byte key, then a restart entry of a 3-byte key, which the binary search reads first.
+    const first = [0, 9, 0, 0x61, 1, 1, 0, 0, 0, 0, 0, 0];
+    const second = [0, 3, 0, 0x62, 0x62, 0x62];
+    const shortRestartKey = Uint8Array.from([...first, ...second, ...fixed32(0), ...fixed32(first.length), ...fixed32(2)]);
+    expect(seekInWasm(shortRestartKey, target)).toBe(SEEK_DECLINED);
   });
 });
