@@ -23,12 +23,12 @@
  * them.
  */
 
+import { blockSeekFunction, SEEK_AREA_BYTES, seekLayout } from './block-seek-wasm.js';
 import {
   addTo, BLOCK, BR, BR_IF, constant, COPY_SLACK, copyWords, difference, ELSE, END, get, I32_ADD, I32_AND, I32_EQ, I32_EQZ,
   I32_GE_U, I32_GT_U, I32_LOAD16_U, I32_LOAD8_U, I32_LT_U, I32_SHR_U, I32_STORE8, IF, instantiateModule, LOCAL_TEE, LOOP,
   moduleOfFunctions, PAGE, RETURN, set, VOID,
 } from './wasm-assembly.js';
-import { blockSeekFunction, SEEK_AREA_BYTES, seekLayout } from './block-seek-wasm.js';
 
 /** Bytes a caller leaves after the input and after the output region (the copies' overrun). */
 export const SLACK = COPY_SLACK;
