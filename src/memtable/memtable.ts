@@ -275,7 +275,7 @@ export class MemTable {
   get(key: Uint8Array, seq: number, hash?: number): Lookup {
     const filter = this.#filter;
     filter.search(this.#list);
-    if (filter.ready !== null && !bloomMayContain(filter.ready, filter.mask, hash ?? levelDBHash(key, MEMTABLE_BLOOM_SEED))) {
+    if (filter.ready !== null && !this.mayContainHash(hash ?? levelDBHash(key, MEMTABLE_BLOOM_SEED))) {
       return Lookup.NOT_FOUND;
     }
     const list = this.#list;
@@ -294,7 +294,7 @@ export class MemTable {
   mayContainUserKey(key: Uint8Array, start: number, end: number): boolean {
     const filter = this.#filter;
     filter.search(this.#list);
-    return filter.ready === null || bloomMayContain(filter.ready, filter.mask, levelDBHashRange(key, start, end, MEMTABLE_BLOOM_SEED));
+    return filter.ready === null || this.mayContainHash(levelDBHashRange(key, start, end, MEMTABLE_BLOOM_SEED));
   }
 
   /** An iterator over every entry (all versions), in internal-key order. */
