@@ -24,8 +24,9 @@ afterAll(() => {
 
 /** A copy of the fixture (opening writes to the directory: never open the original). */
 function copyFixture(): string {
-  const dir = join(mkdtempSync(join(tmpdir(), 'sievekv-legacy-')), 'db');
-  temp.push(dir);
+  const parent = mkdtempSync(join(tmpdir(), 'sievekv-legacy-'));
+  temp.push(parent);
+  const dir = join(parent, 'db');
   cpSync(fixturePath(FIXTURE), dir, { recursive: true });
   return dir;
 }
