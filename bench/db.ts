@@ -35,7 +35,7 @@
  * (untimed, at most a minute) until its compactions have brought level 0 below 4 files, the
  * compaction trigger of all three — but for readmissingearly, which reads a copy of the database
  * fillrandom left as soon as it opens, as issue 11 asks of misses; the shapes the reads met are
- * printed. A column that reads another column's database (LevelDB sync, sievekv images) reads a
+ * printed. A column that reads another column's database (LevelDB sync, sievekv mmap) reads a
  * copy taken before that column's process ran, so both meet the same shape. Only the loop of
  * operations is timed; every await is a separate operation (no concurrency).
  *

@@ -199,7 +199,7 @@ function speedTables(r: BenchResults, out: Lines): void {
     [0, -1],
   );
   workloadTable(r, out, 'operations per second', (c) => fmtRate(opsPerSecond(c)));
-  out.push("sievekv/LevelDB: both async APIs. best/LevelDB best: the faster of each engine's columns (sievekv's with default options: not `sievekv images`). best/best peer: sievekv's faster such column ÷ the fastest peer column (named).");
+  out.push("sievekv/LevelDB: both async APIs. best/LevelDB best: the faster of each engine's columns (sievekv's with default options: not `sievekv mmap`). best/best peer: sievekv's faster such column ÷ the fastest peer column (named).");
 }
 
 function checks(r: BenchResults, out: Lines): void {

@@ -54,6 +54,7 @@ export class TableAccess {
       blockCache,
       verifyChecksums: options.verifyChecksums,
       stats: stats.regionTables[region]!,
+      mapFiles: options.mmapReads,
       ...(residentFiles !== undefined ? { residentFiles } : {}),
     });
   }

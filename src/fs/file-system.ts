@@ -100,6 +100,13 @@ export interface RandomAccessFile {
   readAt(buf: Uint8Array, bufOffset: number, length: number, position: number): number;
   /** The file's size when it was opened. */
   readonly size: number;
+  /**
+   * The file's bytes `[0, size)` mapped into memory, read-only, or undefined where this file
+   * system cannot map (read with readAt then). Valid until `close`, which unmaps them: a reader
+   * must drop the view first. The mapping shows the file as it is, so a file another process
+   * shrinks under it faults the reader (SIGBUS): map only files nothing truncates, as tables.
+   */
+  map?(): Uint8Array | undefined;
   close(): void;
 }
 

@@ -7,11 +7,16 @@
  * forever where mkdir fails with ENOENT under a parent that exists (`/proc/1/x`), and reports a
  * path that is a file as EEXIST instead of "not a directory".
  */
+import { Buffer, constants } from 'node:buffer';
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { ioError, SieveError } from '../errors.js';
 import type { FileLock, FileSystem, LockOptions, RandomAccessFile, WritableFile } from './file-system.js';
+import { mmapAddon } from './mmap.js';
 import { lockDirectory } from './node-lock.js';
+
+/** The longest Buffer: a larger file is read, not mapped. */
+const MAX_LENGTH = constants.MAX_LENGTH;
 
 function wrap(op: string, path: string, err: unknown): SieveError {
   const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
@@ -75,6 +80,8 @@ class NodeWritableFile implements WritableFile {
 class NodeRandomAccessFile implements RandomAccessFile {
   #fd: number;
   #closed = false;
+  /** The mapping `map` made, unmapped at close. */
+  #mapped: ArrayBuffer | null = null;
 
   constructor(
     readonly path: string,
@@ -92,9 +99,29 @@ class NodeRandomAccessFile implements RandomAccessFile {
     }
   }
 
+  /**
+   * Maps the file (mmap.ts), or undefined without the addon, for an empty file, a closed one, or
+   * where the system refuses (address space, limits): reads then go through readAt.
+   */
+  map(): Uint8Array | undefined {
+    if (mmapAddon === null || this.#closed || this.size === 0 || this.size > MAX_LENGTH) return undefined;
+    if (this.#mapped === null) {
+      try {
+        this.#mapped = mmapAddon.map(this.#fd, this.size);
+      } catch {
+        return undefined;
+      }
+    }
+    return Buffer.from(this.#mapped);
+  }
+
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#mapped !== null) {
+      mmapAddon!.unmap(this.#mapped);
+      this.#mapped = null;
+    }
     try {
       fs.closeSync(this.#fd);
     } catch (err) {

@@ -43,6 +43,8 @@ export interface TableCacheOptions {
   comparator?: InternalKeyComparator;
   /** Images of table files kept in memory once read often (table.ts, resident-files.ts); none → block reads go to the files. */
   residentFiles?: ResidentFiles;
+  /** Map each table's file into memory where the file system can (TableOptions.mapFile). @defaultValue false */
+  mapFiles?: boolean;
 }
 
 /** `NNNNNN.ldb`: the file number in at least six decimal digits (LevelDB's TableFileName). */
@@ -192,6 +194,7 @@ export class TableCache {
       stats: this.options.stats,
       comparator: this.options.comparator,
       residentFiles: this.options.residentFiles,
+      mapFile: this.options.mapFiles === true,
     };
     const path = join(this.dir, tableFileName(fileNumber));
     try {

@@ -24,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { corruption, ErrorCode, SieveError } from '../errors.js';
 import type { KeyProbes } from '../filter/key-probes.js';
 import type { FilterPolicy } from '../filter/policy.js';
+import { copyBytes } from '../format/bytes.js';
 import { getFixed32 } from '../format/coding.js';
 import { bytewiseInternalComparator, type InternalKeyComparator } from '../format/internal-key-comparator.js';
 import { INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js';
@@ -115,6 +116,12 @@ export interface TableOptions {
    * block read goes to the file.
    */
   residentFiles?: ResidentFiles;
+  /**
+   * Map the file into memory where the file system can (RandomAccessFile.map): every read of the
+   * table is then a copy out of the mapping, with no system call, and `residentFiles` goes
+   * unused (the page cache holds the file). @defaultValue false
+   */
+  mapFile?: boolean;
 }
 
 /** Bytes before a block and of its header that an LZ4 decode in place may overwrite: the spare plus a varint32's 5. */
@@ -207,6 +214,8 @@ export class Table implements ResidentHolder {
    * eviction, so files that do not fit together do not take turns being held.
    */
   private residentAfter = RESIDENT_AFTER_READS;
+  /** The file mapped into memory (TableOptions.mapFile), until close; undefined: read with readAt. */
+  private mapped: Uint8Array | undefined;
   /** The image's bytes a decode in place overwrites (decodeInImage), kept to put back. */
   private readonly savedBytes = new Uint8Array(SAVED_BYTES);
 
@@ -222,6 +231,7 @@ export class Table implements ResidentHolder {
     this.ownsCacheId = options.cacheId === undefined;
     this.cacheId = options.cacheId ?? this.blockCache?.newId() ?? 0;
     this.residentFiles = options.residentFiles;
+    this.mapped = options.mapFile === true ? file.map?.() : undefined;
 
     if (fileSize < MIN_FOOTER_SIZE) {
       throw corruption(`file too short to be an sstable (${fileSize} bytes)`, { file: path, offset: 0 });
@@ -457,6 +467,7 @@ export class Table implements ResidentHolder {
     if (this.ownsCacheId) this.blockCache?.eraseTable(this.cacheId);
     this.residentFiles?.release(this);
     this.dropImage();
+    this.mapped = undefined; // the close unmaps it
     this.file.close();
   }
 
@@ -558,12 +569,12 @@ export class Table implements ResidentHolder {
     // Read into the thread's read scratch, 4 bytes in: no buffer per read, and room for the LZ4
     // decoder's length prefix in place (decompressBlockInScratch). The result never aliases it.
     const buf = readScratch(SCRATCH_SPARE + length);
-    if (ahead === undefined) this.readInto(buf, SCRATCH_SPARE, offset, length);
+    if (ahead === undefined || this.mapped !== undefined) this.readInto(buf, SCRATCH_SPARE, offset, length);
     else this.readAhead(ahead, buf, offset, length);
     const read = timed ? performance.now() : 0;
     const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, offset) : buf[SCRATCH_SPARE + handle.size]!;
     if (what === 'data') {
-      if (image === undefined && ++this.blockReads === this.residentAfter) image = this.takeImage();
+      if (image === undefined && ++this.blockReads === this.residentAfter && this.mapped === undefined) image = this.takeImage();
       // A data block that read (and verified) whole joins the image, before the decoder may
       // write over the scratch; a read or check that failed threw above and left the image as it
       // was. A scan's blocks (read in sequence, through windows) stay out: a scan reads each once,
@@ -671,6 +682,12 @@ export class Table implements ResidentHolder {
 
   /** Reads `length` bytes at file `position` into `buf[at, at + length)` (inside the file size). */
   private readInto(buf: Uint8Array, at: number, position: number, length: number): void {
+    const mapped = this.mapped;
+    if (mapped !== undefined) {
+      // Inside the size the file was opened (and mapped) with: the callers checked.
+      copyBytes(mapped, position, position + length, buf, at);
+      return;
+    }
     let done = 0;
     while (done < length) {
       const n = this.file.readAt(buf, at + done, length - done, position + done);
@@ -687,6 +704,10 @@ export class Table implements ResidentHolder {
   /** `length` bytes at `position` (the caller checked they lie inside the file size). */
   private readExactly(position: number, length: number): Uint8Array {
     const buf = new Uint8Array(length);
+    if (this.mapped !== undefined) {
+      this.readInto(buf, 0, position, length);
+      return buf;
+    }
     let done = 0;
     while (done < length) {
       const n = this.file.readAt(buf, done, length - done, position + done);

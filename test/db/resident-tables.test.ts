@@ -2,7 +2,9 @@
  * tableFileCacheSize through the database: reads that keep coming back to a table give it an
  * image in memory, which each block joins when first read (sievekv.stats counts the block reads
  * answered from memory and the bytes held, never more than the option), the answers are those of
- * a database that reads every block from its files, and a bad size is INVALID_ARGUMENT.
+ * a database that reads every block from its files, and a bad size is INVALID_ARGUMENT. Images
+ * serve databases whose tables are not mapped (mmapReads off, or no addon); a mapped table takes
+ * none.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,8 +43,9 @@ describe('tableFileCacheSize', () => {
     const once = Array.from({ length: 1500 }, () => Math.floor(next() * (N + N / 10)));
     const probes = [...once, ...once];
     const budget = 256 * 1024;
-    const answers = async (tableFileCacheSize: number): Promise<{ got: (string | undefined)[]; stats: Stats }> => {
-      const reader = await DB.open(dir, { ...small, tableFileCacheSize });
+    const answers = async (tableFileCacheSize: number, mmapReads = false): Promise<{ got: (string | undefined)[]; stats: Stats }> => {
+      // Images are what reads use where tables are not mapped.
+      const reader = await DB.open(dir, { ...small, mmapReads, tableFileCacheSize });
       const got = probes.map((p) => reader.getSync(key(p))?.toString());
       const stats = JSON.parse(reader.getProperty('sievekv.stats')!) as Stats;
       await reader.close();
@@ -59,6 +62,10 @@ describe('tableFileCacheSize', () => {
     expect(fromMemory.stats.tableFileCacheFiles).toBeGreaterThan(0);
     expect(fromMemory.stats.tableFileCacheBytes).toBeGreaterThan(0);
     expect(fromMemory.stats.tableFileCacheBytes).toBeLessThanOrEqual(budget);
+    const mapped = await answers(budget, true);
+    expect(mapped.got).toEqual(fromFiles.got);
+    expect(mapped.stats.tableFileCacheBytes).toBe(0);
+    expect(mapped.stats.blocksReadFromMemory).toBe(0);
   });
 
   it('a size that is not a non-negative integer is INVALID_ARGUMENT', async () => {

@@ -1,0 +1,85 @@
+/*
+ * sievekv's memory map of table files: a read-only MAP_SHARED mapping of a whole file, handed to
+ * JavaScript as an external ArrayBuffer (no copy), and its explicit release.
+ *
+ *   map(fd, length) -> ArrayBuffer   the file's first `length` bytes, mapped read-only; the
+ *                                    kernel is told reads are random (no readahead)
+ *   unmap(buffer)                    detaches `buffer` (every view of it reads as empty) and
+ *                                    unmaps it; again on the same buffer: nothing
+ *
+ * No GC finalizer: like a file descriptor, a mapping lives until its owner releases it
+ * (Table.close), so a table file deleted after a merge gives its blocks back when its table
+ * closes, not at some later collection. Errors throw with the errno's message.
+ */
+#define NAPI_VERSION 7
+#include <errno.h>
+#include <node_api.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define CHECK(call)                                                     \
+  do {                                                                  \
+    if ((call) != napi_ok) {                                            \
+      napi_throw_error(env, NULL, "sievekv mmap: " #call " failed");    \
+      return NULL;                                                      \
+    }                                                                   \
+  } while (0)
+
+static napi_value throw_errno(napi_env env, const char *what, int err) {
+  char message[160];
+  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
+  napi_throw_error(env, NULL, message);
+  return NULL;
+}
+
+static napi_value map_file(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t fd;
+  double length;
+  if (argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_double(env, argv[1], &length) != napi_ok ||
+      fd < 0 || !(length >= 1) || length > 9007199254740991.0 || (double)(size_t)length != length) {
+    napi_throw_type_error(env, NULL, "map(fd, length): a file descriptor and a length >= 1");
+    return NULL;
+  }
+  size_t len = (size_t)length;
+  void *addr = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+  if (addr == MAP_FAILED) return throw_errno(env, "mmap", errno);
+  (void)madvise(addr, len, MADV_RANDOM);
+  napi_value buffer;
+  if (napi_create_external_arraybuffer(env, addr, len, NULL, NULL, &buffer) != napi_ok) {
+    munmap(addr, len);
+    napi_throw_error(env, NULL, "sievekv mmap: napi_create_external_arraybuffer failed");
+    return NULL;
+  }
+  return buffer;
+}
+
+static napi_value unmap_file(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  bool is_buffer = false;
+  if (argc < 1 || napi_is_arraybuffer(env, argv[0], &is_buffer) != napi_ok || !is_buffer) {
+    napi_throw_type_error(env, NULL, "unmap(buffer): an ArrayBuffer from map()");
+    return NULL;
+  }
+  void *addr = NULL;
+  size_t len = 0;
+  CHECK(napi_get_arraybuffer_info(env, argv[0], &addr, &len));
+  if (addr == NULL || len == 0) return NULL; /* already released */
+  CHECK(napi_detach_arraybuffer(env, argv[0]));
+  if (munmap(addr, len) != 0) return throw_errno(env, "munmap", errno);
+  return NULL;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value fn;
+  if (napi_create_function(env, "map", NAPI_AUTO_LENGTH, map_file, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "map", fn) != napi_ok) return NULL;
+  if (napi_create_function(env, "unmap", NAPI_AUTO_LENGTH, unmap_file, NULL, &fn) != napi_ok) return NULL;
+  if (napi_set_named_property(env, exports, "unmap", fn) != napi_ok) return NULL;
+  return exports;
+}
