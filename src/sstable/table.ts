@@ -684,7 +684,10 @@ export class Table implements ResidentHolder {
   private readInto(buf: Uint8Array, at: number, position: number, length: number): void {
     const mapped = this.mapped;
     if (mapped !== undefined) {
-      // Inside the size the file was opened (and mapped) with: the callers checked.
+      // The table's size is at most the mapped file's (Table.open); checked again all the same.
+      if (position + length > mapped.length) {
+        throw corruption(`truncated table: ${length} bytes at ${position} run past the mapped ${mapped.length}`, { file: this.path, offset: position });
+      }
       copyBytes(mapped, position, position + length, buf, at);
       return;
     }

@@ -162,6 +162,33 @@ describe('a mapped table', () => {
     }
   });
 
+  it('meets damage anywhere in the file as a table read with pread does: the same answers or the same error', () => {
+    const entries = sortEntries(Array.from({ length: 120 }, (_, i) => makeEntry(Buffer.from(`key-${String(i * 3).padStart(4, '0')}`), i + 1, ValueType.VALUE, Buffer.alloc(30 + (i % 7), 97 + (i % 5)))));
+    const clean = readFileSync(writeTable(entries, CompressionType.LZ4));
+    const outcome = (path: string, mapFile: boolean): string[] => {
+      let table: Table;
+      try {
+        table = Table.open(nodeFs, path, { mapFile });
+      } catch (err) {
+        return [`open: ${(err as SieveError).code}`];
+      }
+      try {
+        return answers(table, entries);
+      } catch (err) {
+        return [`read: ${(err as SieveError).code}`];
+      } finally {
+        table.close();
+      }
+    };
+    const path = join(temp, 'damaged.ldb');
+    for (let at = 0; at < clean.length; at += 53) {
+      const bytes = Buffer.from(clean);
+      bytes[at]! ^= 1 << (at % 8);
+      writeFileSync(path, bytes);
+      expect(outcome(path, true), `byte ${at} flipped`).toEqual(outcome(path, false));
+    }
+  });
+
   it('is read with readAt where the file system cannot map (faults stay injectable)', () => {
     const entries = sortEntries(Array.from({ length: 50 }, (_, i) => makeEntry(Buffer.from(`k${i}`), i + 1, ValueType.VALUE, Buffer.from(`v${i}`))));
     const path = writeTable(entries, CompressionType.LZ4);
