@@ -2,14 +2,16 @@
  * sievekv's memory map of table files: a read-only MAP_SHARED mapping of a whole file, handed to
  * JavaScript as an external ArrayBuffer (no copy), and its explicit release.
  *
- *   map(fd, length) -> ArrayBuffer   the file's first `length` bytes, mapped read-only; the
- *                                    kernel is told reads are random (no readahead)
+ *   map(fd, length) -> ArrayBuffer   the file's first `length` bytes (at most its size), mapped
+ *                                    read-only; the kernel is told reads are random (no
+ *                                    readahead: a scan reads its windows with pread instead)
  *   unmap(buffer)                    detaches `buffer` (every view of it reads as empty) and
  *                                    unmaps it; again on the same buffer: nothing
  *
  * No GC finalizer: like a file descriptor, a mapping lives until its owner releases it
  * (Table.close), so a table file deleted after a merge gives its blocks back when its table
- * closes, not at some later collection. Errors throw with the errno's message.
+ * closes, not at some later collection. Errors throw with the errno's message. `unmap` is for
+ * buffers `map` made (src/fs/node-fs.ts, its one caller).
  */
 #define NAPI_VERSION 7
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #define CHECK(call)                                                     \
   do {                                                                  \
@@ -37,14 +40,23 @@ static napi_value map_file(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  int32_t fd;
+  double fd_number;
   double length;
-  if (argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_double(env, argv[1], &length) != napi_ok ||
-      fd < 0 || !(length >= 1) || length > 9007199254740991.0 || (double)(size_t)length != length) {
+  if (argc < 2 || napi_get_value_double(env, argv[0], &fd_number) != napi_ok || napi_get_value_double(env, argv[1], &length) != napi_ok ||
+      !(fd_number >= 0) || fd_number > 2147483647.0 || (double)(int)fd_number != fd_number ||
+      !(length >= 1) || length > 9007199254740991.0 || (double)(size_t)length != length) {
     napi_throw_type_error(env, NULL, "map(fd, length): a file descriptor and a length >= 1");
     return NULL;
   }
+  int fd = (int)fd_number;
   size_t len = (size_t)length;
+  /* Past the file's end a mapping faults (SIGBUS): refuse a length the file does not have. */
+  struct stat st;
+  if (fstat(fd, &st) != 0) return throw_errno(env, "fstat", errno);
+  if ((off_t)len > st.st_size) {
+    napi_throw_range_error(env, NULL, "map(fd, length): length is past the file's end");
+    return NULL;
+  }
   void *addr = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
   if (addr == MAP_FAILED) return throw_errno(env, "mmap", errno);
   (void)madvise(addr, len, MADV_RANDOM);

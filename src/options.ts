@@ -92,15 +92,18 @@ export interface Options {
   tableFileCacheSize?: number;
   /**
    * Map table files into memory for reads (mmap, read-only), as LevelDB does on 64-bit systems:
-   * a block read is then a copy out of the page cache, with no system call. Random `getSync`s on
-   * a settled 1M-key database took 1.0 µs (16%) less here (4.7-5.6 µs against 5.9-6.7,
-   * BENCHMARKS.md, session 32). Off by default for memory: the mapped pages the reads touch count
-   * in the process's RSS (the kernel maps 64 KiB around each page first read), as LevelDB's do,
-   * and random reads over a 70 MB database raised bench/db's peak RSS from about 135 MB to 207
-   * (LevelDB's: 160). Needs the native addon built at install (a C compiler); without it, or on a
-   * file system other than the default, tables are read with `pread`. With it, a mapped table
-   * takes no image (`tableFileCacheSize`). A table file another program truncates while mapped
-   * faults the process (SIGBUS), as it would LevelDB; sievekv never truncates one.
+   * a lookup's block read is then a copy out of the page cache, with no system call (scans still
+   * read 256 KiB windows ahead with `pread`). Random `getSync`s on a settled 1M-key database took
+   * 1.0 µs (16%) less here (4.7-5.6 µs against 5.9-6.7, BENCHMARKS.md, session 32). Off by
+   * default for memory: the mapped pages reads touch count in the process's RSS (a read fault
+   * maps the cached pages of the 64 KiB around it), as LevelDB's do, and random reads over a 70
+   * MB database raised bench/db's peak RSS from about 135 MB to 207 (LevelDB's: 160). At most
+   * 1,000 files are mapped per thread (LevelDB's limit), the rest read. Needs the native addon
+   * built at install (a C compiler); without it, or on a file system that cannot map (the
+   * in-memory one), tables are read with `pread`. A mapped table takes no image
+   * (`tableFileCacheSize`). Through a map, the OS reports a disk's read error, or a table file
+   * another program truncated, as SIGBUS, which ends the process, where a `pread` gives
+   * IO_ERROR: as with LevelDB.
    * @defaultValue false
    */
   mmapReads?: boolean;

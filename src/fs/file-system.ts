@@ -103,8 +103,9 @@ export interface RandomAccessFile {
   /**
    * The file's bytes `[0, size)` mapped into memory, read-only, or undefined where this file
    * system cannot map (read with readAt then). Valid until `close`, which unmaps them: a reader
-   * must drop the view first. The mapping shows the file as it is, so a file another process
-   * shrinks under it faults the reader (SIGBUS): map only files nothing truncates, as tables.
+   * must drop the view first. The mapping shows the file as it is: a file another process
+   * shrinks under it, or a read error of the disk, faults the reader (SIGBUS) instead of failing
+   * a read, so map only files nothing truncates, as tables.
    */
   map?(): Uint8Array | undefined;
   close(): void;

@@ -17,6 +17,13 @@ import { lockDirectory } from './node-lock.js';
 
 /** The longest Buffer: a larger file is read, not mapped. */
 const MAX_LENGTH = constants.MAX_LENGTH;
+/**
+ * Files mapped at once by this thread, at most (LevelDB's kDefaultMmapLimit on 64-bit systems):
+ * past it files are read, so that many databases' tables cannot run the process into the
+ * kernel's limit on mappings (vm.max_map_count), where V8's own allocations would fail.
+ */
+const MAX_MAPPED_FILES = 1000;
+let mappedFiles = 0;
 
 function wrap(op: string, path: string, err: unknown): SieveError {
   const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
@@ -100,17 +107,20 @@ class NodeRandomAccessFile implements RandomAccessFile {
   }
 
   /**
-   * Maps the file (mmap.ts), or undefined without the addon, for an empty file, a closed one, or
-   * where the system refuses (address space, limits): reads then go through readAt.
+   * Maps the file (mmap.ts), or undefined without the addon, for an empty file, a closed one,
+   * past MAX_MAPPED_FILES, or where the system refuses (address space, limits): reads then go
+   * through readAt.
    */
   map(): Uint8Array | undefined {
     if (mmapAddon === null || this.#closed || this.size === 0 || this.size > MAX_LENGTH) return undefined;
     if (this.#mapped === null) {
+      if (mappedFiles >= MAX_MAPPED_FILES) return undefined;
       try {
         this.#mapped = mmapAddon.map(this.#fd, this.size);
       } catch {
         return undefined;
       }
+      mappedFiles++;
     }
     return Buffer.from(this.#mapped);
   }
@@ -118,14 +128,19 @@ class NodeRandomAccessFile implements RandomAccessFile {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#mapped !== null) {
-      mmapAddon!.unmap(this.#mapped);
-      this.#mapped = null;
-    }
     try {
-      fs.closeSync(this.#fd);
-    } catch (err) {
-      throw wrap('close', this.path, err);
+      if (this.#mapped !== null) {
+        const mapped = this.#mapped;
+        this.#mapped = null;
+        mappedFiles--;
+        mmapAddon!.unmap(mapped);
+      }
+    } finally {
+      try {
+        fs.closeSync(this.#fd);
+      } catch (err) {
+        throw wrap('close', this.path, err);
+      }
     }
   }
 }

@@ -12,7 +12,9 @@
  * again: the bytes in memory are those that were verified); the block, handle, varint and
  * compression decoders bound every length. Any failure is a SieveError
  * CORRUPTION naming the file and offset — never a crash, a hang, a wrong value, or an allocation
- * larger than the file (decompression is bounded too, and only runs on verified bytes).
+ * larger than the file (decompression is bounded too, and only runs on verified bytes). A table
+ * read through a memory map (`mapFile`) is the exception the OS makes: a read error of the disk,
+ * or the file shrunk by another program, is a SIGBUS there, where a `pread` gives IO_ERROR.
  *
  * Lookups are synchronous and allocation-free in the steady state (reused scratch iterators and
  * handle, the caller's KeyProbes and result). A Table is used from one thread. `close()` closes
@@ -569,7 +571,7 @@ export class Table implements ResidentHolder {
     // Read into the thread's read scratch, 4 bytes in: no buffer per read, and room for the LZ4
     // decoder's length prefix in place (decompressBlockInScratch). The result never aliases it.
     const buf = readScratch(SCRATCH_SPARE + length);
-    if (ahead === undefined || this.mapped !== undefined) this.readInto(buf, SCRATCH_SPARE, offset, length);
+    if (ahead === undefined) this.readInto(buf, SCRATCH_SPARE, offset, length);
     else this.readAhead(ahead, buf, offset, length);
     const read = timed ? performance.now() : 0;
     const type = verify ? verifyBlockTrailer(buf, SCRATCH_SPARE, handle.size, this.path, offset) : buf[SCRATCH_SPARE + handle.size]!;
@@ -669,7 +671,7 @@ export class Table implements ResidentHolder {
       const size = ahead.plan(offset, length, this.footerOffset);
       if (size === 0) return this.readInto(buf, SCRATCH_SPARE, offset, length);
       try {
-        this.readInto(ahead.bytes, 0, ahead.start, size);
+        this.readInto(ahead.bytes, 0, ahead.start, size, true);
       } catch {
         // Whatever failed in the window, the block alone may read: it throws if it cannot.
         ahead.reset();
@@ -680,10 +682,15 @@ export class Table implements ResidentHolder {
     ahead.bytes.copy(buf, SCRATCH_SPARE, offset - ahead.start, offset - ahead.start + length);
   }
 
-  /** Reads `length` bytes at file `position` into `buf[at, at + length)` (inside the file size). */
-  private readInto(buf: Uint8Array, at: number, position: number, length: number): void {
+  /**
+   * Reads `length` bytes at file `position` into `buf[at, at + length)` (inside the file size):
+   * copied out of the mapping if the table has one, unless `fromFile` (a scan's window, read
+   * with one `pread` ahead of its blocks, so that a scan neither faults a page at a time on a
+   * cold cache nor leaves the pages it passed over in the process's RSS).
+   */
+  private readInto(buf: Uint8Array, at: number, position: number, length: number, fromFile = false): void {
     const mapped = this.mapped;
-    if (mapped !== undefined) {
+    if (mapped !== undefined && !fromFile) {
       // The table's size is at most the mapped file's (Table.open); checked again all the same.
       if (position + length > mapped.length) {
         throw corruption(`truncated table: ${length} bytes at ${position} run past the mapped ${mapped.length}`, { file: this.path, offset: position });

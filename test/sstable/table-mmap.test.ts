@@ -6,7 +6,7 @@
  * fault-injecting one) reads as before; and a database maps its tables with `mmapReads` (not by
  * default).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -69,13 +69,19 @@ function lookup(table: Table, userKey: Uint8Array): string {
   return status === GetStatus.FOUND ? `found ${hex(result.value)}` : status === GetStatus.DELETED ? 'deleted' : 'absent';
 }
 
-/** Everything a table answers: each entry's lookup, a near miss's, and both scans. */
-function answers(table: Table, entries: readonly Entry[]): string[] {
+/** Each entry's lookup and a near miss's. */
+function lookups(table: Table, entries: readonly Entry[]): string[] {
   const out: string[] = [];
   for (const e of entries) {
     out.push(lookup(table, e.userKey));
     out.push(lookup(table, Uint8Array.of(...e.userKey, 0)));
   }
+  return out;
+}
+
+/** Everything a table answers: the lookups, then both scans. */
+function answers(table: Table, entries: readonly Entry[]): string[] {
+  const out = lookups(table, entries);
   const it = table.newIterator();
   for (it.seekToFirst(); it.valid(); it.next()) out.push(`${hex(it.key())}=${hex(it.value())}`);
   for (it.seekToLast(); it.valid(); it.prev()) out.push(`${hex(it.key())}<${hex(it.value())}`);
@@ -108,12 +114,22 @@ describe('the mmap addon', () => {
     expect(file.map!()).toBeUndefined();
     file.close();
     expect(() => mmapAddon!.map(-1, 10)).toThrow(TypeError);
-    expect(() => mmapAddon!.map(1 << 30, 10)).toThrow(/mmap/);
+    expect(() => mmapAddon!.map(1 << 30, 10)).toThrow(/Bad file descriptor/);
+    const fd = openSync(join(temp, 'plain'), 'r');
+    try {
+      // Past the file's end a mapping would fault: the addon refuses the length.
+      expect(() => mmapAddon!.map(fd, 10_001)).toThrow(RangeError);
+      const whole = mmapAddon!.map(fd, 10_000);
+      expect(whole.byteLength).toBe(10_000);
+      mmapAddon!.unmap(whole);
+    } finally {
+      closeSync(fd);
+    }
   });
 });
 
 describe('a mapped table', () => {
-  it('answers every lookup and scan as a table read with pread, and reads nothing with readAt', () => {
+  it('answers every lookup and scan as a table read with pread; its lookups read nothing with readAt', () => {
     fc.assert(
       fc.property(fc.array(entryArb, { minLength: 1, maxLength: 150 }), fc.constantFrom(CompressionType.NONE, CompressionType.LZ4, CompressionType.SNAPPY), (raw, compression) => {
         const seen = new Set<string>();
@@ -127,8 +143,10 @@ describe('a mapped table', () => {
         const mapped = Table.open(counting.fs, path, { mapFile: true });
         const read = Table.open(nodeFs, path);
         try {
-          expect(answers(mapped, entries)).toEqual(answers(read, entries));
+          // Lookups copy out of the mapping; a scan reads its windows ahead with pread.
+          expect(lookups(mapped, entries)).toEqual(lookups(read, entries));
           expect(counting.reads()).toBe(0);
+          expect(answers(mapped, entries)).toEqual(answers(read, entries));
         } finally {
           mapped.close();
           read.close();
@@ -189,6 +207,26 @@ describe('a mapped table', () => {
     }
   });
 
+  it('lets go of its mapping at close: a lookup after it is CLOSED, an open iterator reads a closed file (IO_ERROR)', () => {
+    const entries = sortEntries(Array.from({ length: 300 }, (_, i) => makeEntry(Buffer.from(`key-${String(i).padStart(4, '0')}`), i + 1, ValueType.VALUE, Buffer.alloc(50, i))));
+    const path = writeTable(entries, CompressionType.LZ4);
+    const maps = (): number => readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.endsWith(path)).length;
+    const table = Table.open(nodeFs, path, { mapFile: true });
+    expect(maps()).toBe(1);
+    const it = table.newIterator();
+    it.seekToFirst();
+    table.close();
+    expect(maps()).toBe(0);
+    expect(() => lookup(table, entries[200]!.userKey)).toThrow(expect.objectContaining({ code: ErrorCode.CLOSED }));
+    let error: unknown;
+    try {
+      for (; it.valid(); it.next());
+    } catch (err) {
+      error = err;
+    }
+    expect((error as SieveError).code).toBe(ErrorCode.IO_ERROR);
+  });
+
   it('is read with readAt where the file system cannot map (faults stay injectable)', () => {
     const entries = sortEntries(Array.from({ length: 50 }, (_, i) => makeEntry(Buffer.from(`k${i}`), i + 1, ValueType.VALUE, Buffer.from(`v${i}`))));
     const path = writeTable(entries, CompressionType.LZ4);
@@ -221,6 +259,9 @@ describe('a database', () => {
       try {
         for (const k of keys) expect(again.getSync(k)?.toString()).toBe(`value of ${k}`.repeat(3));
         expect(again.getSync('key-')).toBeUndefined();
+        // No block cache: every lookup reads a block, from the mapping or with readAt.
+        if (mmapReads) expect(counting.reads() - before).toBe(0);
+        else expect(counting.reads() - before).toBeGreaterThan(keys.length);
         const scanned: string[] = [];
         for await (const [k] of again.iterator()) scanned.push(k.toString());
         expect(scanned).toEqual([...keys].sort());
@@ -228,9 +269,6 @@ describe('a database', () => {
         await again.close();
       }
       // Mapped, a table's reads after its open are copies; read, each block is a readAt.
-      // No block cache: every lookup reads a block, from the mapping or with readAt.
-      if (mmapReads) expect(counting.reads() - before).toBe(0);
-      else expect(counting.reads() - before).toBeGreaterThan(keys.length);
     }
     await expect(DB.open(dir, { mmapReads: 'yes' as unknown as boolean })).rejects.toMatchObject({ code: ErrorCode.INVALID_ARGUMENT });
   });
