@@ -8,8 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BloomFilterPolicy } from '../../src/filter/bloom.js';
-import { KeyProbes } from '../../src/filter/key-probes.js';
-import { MAX_SEQUENCE, encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
+import { ValueType } from '../../src/format/internal-key.js';
 import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import type { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { BlockBuilder } from '../../src/sstable/block-builder.js';
@@ -17,8 +16,8 @@ import { BLOCK_TRAILER_SIZE, writeBlockTrailer } from '../../src/sstable/block-t
 import { CompressionType } from '../../src/sstable/compression.js';
 import { BlockHandle, Footer, LEVELDB_FOOTER_SIZE } from '../../src/sstable/footer.js';
 import { ResidentFiles, type ResidentHolder } from '../../src/sstable/resident-files.js';
-import { GetStatus, RESIDENT_AFTER_READS, Table, TableGetResult } from '../../src/sstable/table.js';
-import { buildTable, type Entry, hex, makeEntry, newMemFs, sortEntries } from './table-support.js';
+import { RESIDENT_AFTER_READS, Table } from '../../src/sstable/table.js';
+import { buildTable, type Entry, hex, lookup, makeEntry, newMemFs, sortEntries } from './table-support.js';
 
 const bloom = new BloomFilterPolicy(10);
 
@@ -60,14 +59,6 @@ function entries(n: number, seed: number): Entry[] {
   }
   const seen = new Set<string>();
   return sortEntries(out.filter((e) => !seen.has(hex(e.userKey)) && seen.add(hex(e.userKey))));
-}
-
-function lookup(table: Table, userKey: Uint8Array): string {
-  const probes = new KeyProbes();
-  probes.reset(userKey);
-  const result = new TableGetResult();
-  const status = table.get(encodeInternalKey(userKey, MAX_SEQUENCE, ValueType.VALUE), userKey, probes, result);
-  return status === GetStatus.FOUND ? `found ${hex(result.value)}` : status === GetStatus.DELETED ? 'deleted' : 'absent';
 }
 
 function build(fs: MemFileSystem, path: string, es: Entry[], compression: CompressionType): void {

@@ -8,10 +8,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { FilterPolicy } from '../../src/filter/policy.js';
 import { bytewiseComparator } from '../../src/format/comparator.js';
 import { bytewiseInternalComparator } from '../../src/format/internal-key-comparator.js';
-import { encodeInternalKey, ValueType } from '../../src/format/internal-key.js';
+import { encodeInternalKey, MAX_SEQUENCE, ValueType } from '../../src/format/internal-key.js';
+import { KeyProbes } from '../../src/filter/key-probes.js';
 import { MemFileSystem } from '../../src/fs/mem-fs.js';
 import { TableBuilder, type TableBuilderOptions } from '../../src/sstable/table-builder.js';
 import type { TableProperties } from '../../src/sstable/table-properties.js';
+import { GetStatus, type Table, TableGetResult } from '../../src/sstable/table.js';
 
 export interface Entry {
   userKey: Uint8Array;
@@ -108,3 +110,12 @@ export function newMemFs(dir = '/db'): MemFileSystem {
 
 export const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
 export const fromHex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'hex'));
+
+/** A point lookup of `userKey` at the newest sequence, as text: `found <value hex>`, `deleted` or `absent`. */
+export function lookup(table: Table, userKey: Uint8Array): string {
+  const probes = new KeyProbes();
+  probes.reset(userKey);
+  const result = new TableGetResult();
+  const status = table.get(encodeInternalKey(userKey, MAX_SEQUENCE, ValueType.VALUE), userKey, probes, result);
+  return status === GetStatus.FOUND ? `found ${hex(result.value)}` : status === GetStatus.DELETED ? 'deleted' : 'absent';
+}
