@@ -14,16 +14,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { DB } from '../../src/db.js';
 import { ErrorCode, SieveError } from '../../src/errors.js';
 import { BloomFilterPolicy } from '../../src/filter/bloom.js';
-import { KeyProbes } from '../../src/filter/key-probes.js';
-import { encodeInternalKey, MAX_SEQUENCE, ValueType } from '../../src/format/internal-key.js';
+import { ValueType } from '../../src/format/internal-key.js';
 import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import type { FileSystem, RandomAccessFile } from '../../src/fs/file-system.js';
 import { mmapAddon } from '../../src/fs/mmap.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { CompressionType } from '../../src/sstable/compression.js';
-import { GetStatus, Table, TableGetResult } from '../../src/sstable/table.js';
+import { Table } from '../../src/sstable/table.js';
 import { TableBuilder } from '../../src/sstable/table-builder.js';
-import { type Entry, hex, makeEntry, sortEntries } from './table-support.js';
+import { type Entry, hex, lookup, makeEntry, sortEntries } from './table-support.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'sievekv-mmap-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -59,14 +58,6 @@ function writeTable(entries: readonly Entry[], compression: CompressionType): st
   file.sync();
   file.close();
   return path;
-}
-
-function lookup(table: Table, userKey: Uint8Array): string {
-  const probes = new KeyProbes();
-  probes.reset(userKey);
-  const result = new TableGetResult();
-  const status = table.get(encodeInternalKey(userKey, MAX_SEQUENCE, ValueType.VALUE), userKey, probes, result);
-  return status === GetStatus.FOUND ? `found ${hex(result.value)}` : status === GetStatus.DELETED ? 'deleted' : 'absent';
 }
 
 /** Each entry's lookup and a near miss's. */
@@ -105,6 +96,21 @@ describe('the mmap addon', () => {
     file.close();
     expect(mapped.length).toBe(0); // detached: no read of unmapped memory
     expect(file.map!()).toBeUndefined();
+  });
+
+  it('maps at most 1,000 files at once; past that they are read, and a close frees a place', () => {
+    const path = join(temp, 'small');
+    writeFileSync(path, 'table bytes');
+    const open = Array.from({ length: 1001 }, () => nodeFs.openReadable(path));
+    try {
+      const mapped = open.map((f) => f.map!());
+      expect(mapped.slice(0, 1000).every((m) => m !== undefined && Buffer.from(m).toString() === 'table bytes')).toBe(true);
+      expect(mapped[1000]).toBeUndefined();
+      open[0]!.close();
+      expect(open[1000]!.map!()?.length).toBe(11);
+    } finally {
+      for (const f of open) f.close();
+    }
   });
 
   it('maps no empty file, and a bad descriptor is an error, not a crash', () => {
