@@ -1,8 +1,8 @@
 {
   "targets": [
     {
-      "target_name": "sievekv_mmap",
-      "sources": ["native/mmap.c"],
+      "target_name": "sievekv_native",
+      "sources": ["native/addon.c", "native/mmap.c", "native/pread.c", "native/crc32c.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]

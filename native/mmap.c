@@ -13,28 +13,12 @@
  * closes, not at some later collection. Errors throw with the errno's message. `unmap` is for
  * buffers `map` made (src/fs/node-fs.ts, its one caller).
  */
-#define NAPI_VERSION 7
 #include <errno.h>
-#include <node_api.h>
-#include <stdio.h>
-#include <string.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#define CHECK(call)                                                     \
-  do {                                                                  \
-    if ((call) != napi_ok) {                                            \
-      napi_throw_error(env, NULL, "sievekv mmap: " #call " failed");    \
-      return NULL;                                                      \
-    }                                                                   \
-  } while (0)
-
-static napi_value throw_errno(napi_env env, const char *what, int err) {
-  char message[160];
-  snprintf(message, sizeof message, "%s: %s", what, strerror(err));
-  napi_throw_error(env, NULL, message);
-  return NULL;
-}
+#include "addon.h"
 
 static napi_value map_file(napi_env env, napi_callback_info info) {
   size_t argc = 2;
@@ -63,7 +47,7 @@ static napi_value map_file(napi_env env, napi_callback_info info) {
   napi_value buffer;
   if (napi_create_external_arraybuffer(env, addr, len, NULL, NULL, &buffer) != napi_ok) {
     munmap(addr, len);
-    napi_throw_error(env, NULL, "sievekv mmap: napi_create_external_arraybuffer failed");
+    napi_throw_error(env, NULL, "sievekv addon: napi_create_external_arraybuffer failed");
     return NULL;
   }
   return buffer;
@@ -87,11 +71,6 @@ static napi_value unmap_file(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-NAPI_MODULE_INIT() {
-  napi_value fn;
-  if (napi_create_function(env, "map", NAPI_AUTO_LENGTH, map_file, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "map", fn) != napi_ok) return NULL;
-  if (napi_create_function(env, "unmap", NAPI_AUTO_LENGTH, unmap_file, NULL, &fn) != napi_ok) return NULL;
-  if (napi_set_named_property(env, exports, "unmap", fn) != napi_ok) return NULL;
-  return exports;
+int register_mmap(napi_env env, napi_value exports) {
+  return export_function(env, exports, "map", map_file) && export_function(env, exports, "unmap", unmap_file);
 }

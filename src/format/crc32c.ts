@@ -2,33 +2,40 @@
  * CRC-32C (Castagnoli), as LevelDB's util/crc32c, and LevelDB's checksum masking.
  *
  * `crc32c` computes over `data[start, end)`, optionally extending a previous CRC (`init` is a
- * finished CRC, as LevelDB's `crc32c::Extend`). Long ranges go to @node-rs/crc32 (hardware
- * CRC32C); short ranges, where the N-API call costs more than the bytes, use a table-driven loop
- * here (slicing by 8). Both give identical results (tested against each other and published vectors).
+ * finished CRC, as LevelDB's `crc32c::Extend`). Long ranges go to native code: sievekv's addon
+ * (native/crc32c.c, the CPU's instruction) where it is built and the CPU has the instruction,
+ * else @node-rs/crc32; short ranges, where a native call costs more than the bytes, use a
+ * table-driven loop here (slicing by 8). All give identical results (tested against each other
+ * and published vectors).
  *
  * Masking: a CRC stored next to data that may itself contain CRCs (log records holding table
  * blocks, a block holding a log) is stored masked, so the CRC of a CRC is not trivially
  * predictable: rotate right by 15 bits, add 0xa282ead8 (mod 2^32). Persisted: never change.
  */
 import { createRequire } from 'node:module';
+import { nativeAddon } from '../native.js';
 
 /**
  * @node-rs/crc32's crc32c, loaded through `require`: an ES `import` of the package took 33 ms
  * (its CommonJS entry parsed for its exports), against 10 ms, in every process and every worker
  * thread at start-up (compaction/runner.ts).
  */
-const nativeCrc32c = (createRequire(import.meta.url)('@node-rs/crc32') as typeof import('@node-rs/crc32')).crc32c;
+const nodeRsCrc32c = (createRequire(import.meta.url)('@node-rs/crc32') as typeof import('@node-rs/crc32')).crc32c;
+
+/** The addon's CRC-32C (native/crc32c.c), where it is loaded and the CPU has the instruction. */
+const addonCrc32c = nativeAddon?.crc32c;
 
 /** Persisted: the constant LevelDB adds when masking a CRC. Never change. */
 export const CRC_MASK_DELTA = 0xa282ead8 as const;
 
 /**
- * Below this many bytes a JS loop (slicing by 8: eight table lookups per 8 bytes) beats the native
- * call, whose N-API hop and view cost ~250 ns whatever the length. Measured on Node 20 (2-core
- * machine): 40 bytes 91 ns JS against 249 native; 140 bytes (a WAL record of one db_bench put)
- * 141 against 252; 600 bytes 482 against 298.
+ * Below this many bytes a JS loop (slicing by 8: eight table lookups per 8 bytes) beats a native
+ * call. Measured on Node 20 (2-core machine, BENCHMARKS.md session 33): the addon's call costs
+ * ~70 ns whatever the length (48 bytes 69 ns against 44 in JS, 96 bytes 75 against 81, 140 bytes,
+ * a WAL record of one db_bench put, 85 against 123; a 4 KiB block 220 ns); @node-rs/crc32's
+ * ~250 ns (40 bytes 91 ns JS against 249; 600 bytes 482 against 298; a 4 KiB block 850 ns).
  */
-const NATIVE_THRESHOLD = 256;
+const NATIVE_THRESHOLD = addonCrc32c !== undefined ? 96 : 256;
 
 /** TABLES[t][b]: the CRC of byte b followed by t zero bytes (slicing by 8; Intel's, 2006). */
 const TABLES = makeTables();
@@ -56,8 +63,9 @@ function makeTables(): Int32Array[] {
  */
 export function crc32c(data: Uint8Array, start = 0, end = data.length, init = 0): number {
   if (end - start >= NATIVE_THRESHOLD) {
+    if (addonCrc32c !== undefined) return addonCrc32c(data, start, end, init);
     const view = start === 0 && end === data.length ? data : data.subarray(start, end);
-    return nativeCrc32c(view, init) >>> 0;
+    return nodeRsCrc32c(view, init) >>> 0;
   }
   let c = ~init;
   let i = start;

@@ -11,8 +11,8 @@ import { Buffer, constants } from 'node:buffer';
 import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import { ioError, SieveError } from '../errors.js';
+import { nativeAddon } from '../native.js';
 import type { FileLock, FileSystem, LockOptions, RandomAccessFile, WritableFile } from './file-system.js';
-import { mmapAddon } from './mmap.js';
 import { lockDirectory } from './node-lock.js';
 
 /** The longest Buffer: a larger file is read, not mapped. */
@@ -98,8 +98,14 @@ class NodeRandomAccessFile implements RandomAccessFile {
     this.#fd = fd;
   }
 
+  /**
+   * With the addon, one `pread` loop in C (native/pread.c); else node:fs's readSync. After close,
+   * EBADF without a read: the descriptor's number may name another file by then.
+   */
   readAt(buf: Uint8Array, bufOffset: number, length: number, position: number): number {
+    if (this.#closed) throw wrap('read', this.path, Object.assign(new Error('read of a closed file'), { code: 'EBADF' }));
     try {
+      if (nativeAddon !== null) return nativeAddon.pread(this.#fd, buf, bufOffset, length, position);
       return fs.readSync(this.#fd, buf, bufOffset, length, position);
     } catch (err) {
       throw wrap('read', this.path, err);
@@ -107,16 +113,16 @@ class NodeRandomAccessFile implements RandomAccessFile {
   }
 
   /**
-   * Maps the file (mmap.ts), or undefined without the addon, for an empty file, a closed one,
+   * Maps the file (native/mmap.c), or undefined without the addon, for an empty file, a closed one,
    * past MAX_MAPPED_FILES, or where the system refuses (address space, limits): reads then go
    * through readAt.
    */
   map(): Uint8Array | undefined {
-    if (mmapAddon === null || this.#closed || this.size === 0 || this.size > MAX_LENGTH) return undefined;
+    if (nativeAddon === null || this.#closed || this.size === 0 || this.size > MAX_LENGTH) return undefined;
     if (this.#mapped === null) {
       if (mappedFiles >= MAX_MAPPED_FILES) return undefined;
       try {
-        this.#mapped = mmapAddon.map(this.#fd, this.size);
+        this.#mapped = nativeAddon.map(this.#fd, this.size);
       } catch {
         return undefined;
       }
@@ -133,7 +139,7 @@ class NodeRandomAccessFile implements RandomAccessFile {
         const mapped = this.#mapped;
         this.#mapped = null;
         mappedFiles--;
-        mmapAddon!.unmap(mapped);
+        nativeAddon!.unmap(mapped);
       }
     } finally {
       try {

@@ -1,5 +1,5 @@
 /**
- * Tables read through a memory map (native/mmap.c, src/fs/mmap.ts, TableOptions.mapFile,
+ * Tables read through a memory map (native/mmap.c, src/native.ts, TableOptions.mapFile,
  * Options.mmapReads): the addon maps a file's bytes exactly and releases them at close; a mapped
  * table answers every lookup and scan exactly as one read with `pread`, without a single
  * `readAt`; damage in a mapped table is the same typed error; a file system that cannot map (the
@@ -17,8 +17,8 @@ import { BloomFilterPolicy } from '../../src/filter/bloom.js';
 import { ValueType } from '../../src/format/internal-key.js';
 import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import type { FileSystem, RandomAccessFile } from '../../src/fs/file-system.js';
-import { mmapAddon } from '../../src/fs/mmap.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
+import { nativeAddon } from '../../src/native.js';
 import { CompressionType } from '../../src/sstable/compression.js';
 import { Table } from '../../src/sstable/table.js';
 import { TableBuilder } from '../../src/sstable/table-builder.js';
@@ -82,9 +82,9 @@ function answers(table: Table, entries: readonly Entry[]): string[] {
 
 const entryArb = fc.tuple(fc.uint8Array({ minLength: 1, maxLength: 24 }), fc.uint8Array({ maxLength: 300 }), fc.boolean());
 
-describe('the mmap addon', () => {
+describe('the addon’s map', () => {
   it('is built here, maps a file exactly, and a closed file’s view reads as empty', () => {
-    expect(mmapAddon).not.toBeNull();
+    expect(nativeAddon).not.toBeNull();
     const path = join(temp, 'plain');
     const bytes = Buffer.from(Array.from({ length: 10_000 }, (_, i) => (i * 37) & 0xff));
     writeFileSync(path, bytes);
@@ -119,15 +119,15 @@ describe('the mmap addon', () => {
     const file = nodeFs.openReadable(path);
     expect(file.map!()).toBeUndefined();
     file.close();
-    expect(() => mmapAddon!.map(-1, 10)).toThrow(TypeError);
-    expect(() => mmapAddon!.map(1 << 30, 10)).toThrow(/Bad file descriptor/);
+    expect(() => nativeAddon!.map(-1, 10)).toThrow(TypeError);
+    expect(() => nativeAddon!.map(1 << 30, 10)).toThrow(/Bad file descriptor/);
     const fd = openSync(join(temp, 'plain'), 'r');
     try {
       // Past the file's end a mapping would fault: the addon refuses the length.
-      expect(() => mmapAddon!.map(fd, 10_001)).toThrow(RangeError);
-      const whole = mmapAddon!.map(fd, 10_000);
+      expect(() => nativeAddon!.map(fd, 10_001)).toThrow(RangeError);
+      const whole = nativeAddon!.map(fd, 10_000);
       expect(whole.byteLength).toBe(10_000);
-      mmapAddon!.unmap(whole);
+      nativeAddon!.unmap(whole);
     } finally {
       closeSync(fd);
     }

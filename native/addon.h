@@ -1,0 +1,39 @@
+/*
+ * sievekv's native addon (binding.gyp: build/Release/sievekv_native.node), loaded by
+ * src/native.ts in every thread that reads or writes tables. Each file registers its functions:
+ *
+ *   mmap.c     map(fd, length), unmap(buffer)   table files mapped for reads (mmapReads)
+ *   pread.c    pread(fd, bytes, at, length, position)   NodeFileSystem's readAt
+ *   crc32c.c   crc32c(bytes, start, end, init)          CRC-32C with the CPU's instruction
+ *
+ * Errors throw: TypeError or RangeError for a bad argument (a caller's bug), and an Error whose
+ * `code` is the errno's name ("EIO") for a failed system call, as node:fs's errors carry.
+ */
+#ifndef SIEVEKV_ADDON_H
+#define SIEVEKV_ADDON_H
+
+#define NAPI_VERSION 7
+#include <node_api.h>
+
+#define CHECK(call)                                                     \
+  do {                                                                  \
+    if ((call) != napi_ok) {                                            \
+      napi_throw_error(env, NULL, "sievekv addon: " #call " failed");   \
+      return NULL;                                                      \
+    }                                                                   \
+  } while (0)
+
+/** Throws an Error "what: <strerror>" with `code` the errno's name; returns NULL. */
+napi_value throw_errno(napi_env env, const char *what, int err);
+
+/** The bytes of the Uint8Array (or Buffer) `value`, or NULL after throwing a TypeError. */
+unsigned char *uint8_array_bytes(napi_env env, napi_value value, size_t *length, const char *usage);
+
+/** Registers `fn` on `exports` as `name`; false (with a pending error) if it could not. */
+int export_function(napi_env env, napi_value exports, const char *name, napi_callback fn);
+
+int register_mmap(napi_env env, napi_value exports);
+int register_pread(napi_env env, napi_value exports);
+int register_crc32c(napi_env env, napi_value exports);
+
+#endif

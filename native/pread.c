@@ -1,0 +1,72 @@
+/*
+ * NodeFileSystem's readAt (src/fs/node-fs.ts): pread(2) into a Uint8Array, for a table's block
+ * reads, where node:fs's readSync spent ~0.2 µs a call of its own on argument checks around the
+ * same system call (BENCHMARKS.md, session 33).
+ *
+ *   pread(fd, bytes, at, length, position) -> number
+ *
+ * Reads `length` bytes of the file at `position` into `bytes[at, at + length)`, again after a
+ * short read or EINTR, until all are in or the file ends: returns how many it read (fewer than
+ * `length` only at the end of the file). A failed read throws (addon.h). The range must lie
+ * inside `bytes`, and `position + length` below 2^53: else a RangeError, before any read.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "addon.h"
+
+#define USAGE "pread(fd, bytes, at, length, position): a file descriptor, a Uint8Array and a range inside it, a file position"
+#define MAX_SAFE_INTEGER 9007199254740991.0
+
+/* A non-negative integer argument up to `max`, or -1. */
+static double whole_number(napi_env env, napi_value value, double max) {
+  double number;
+  if (napi_get_value_double(env, value, &number) != napi_ok || !(number >= 0) || number > max || number != (double)(int64_t)number) return -1;
+  return number;
+}
+
+static napi_value pread_into(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 5) {
+    napi_throw_type_error(env, NULL, USAGE);
+    return NULL;
+  }
+  size_t size = 0;
+  unsigned char *bytes = uint8_array_bytes(env, argv[1], &size, USAGE);
+  if (bytes == NULL) return NULL;
+  double fd = whole_number(env, argv[0], 2147483647.0);
+  double at = whole_number(env, argv[2], MAX_SAFE_INTEGER);
+  double length = whole_number(env, argv[3], MAX_SAFE_INTEGER);
+  double position = whole_number(env, argv[4], MAX_SAFE_INTEGER);
+  if (fd < 0 || at < 0 || length < 0 || position < 0) {
+    napi_throw_type_error(env, NULL, USAGE);
+    return NULL;
+  }
+  if (at + length > (double)size || position + length > MAX_SAFE_INTEGER) {
+    napi_throw_range_error(env, NULL, USAGE);
+    return NULL;
+  }
+  unsigned char *into = bytes + (size_t)at;
+  size_t wanted = (size_t)length;
+  off_t from = (off_t)position;
+  size_t done = 0;
+  while (done < wanted) {
+    ssize_t n = pread((int)fd, into + done, wanted - done, from + (off_t)done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return throw_errno(env, "pread", errno);
+    }
+    if (n == 0) break;
+    done += (size_t)n;
+  }
+  napi_value result;
+  CHECK(napi_create_double(env, (double)done, &result));
+  return result;
+}
+
+int register_pread(napi_env env, napi_value exports) {
+  return export_function(env, exports, "pread", pread_into);
+}

@@ -1,0 +1,166 @@
+/**
+ * sievekv's native addon (native/*.c, src/native.ts), beyond the map (test/sstable/
+ * table-mmap.test.ts): its CRC-32C gives what the JavaScript loop and @node-rs/crc32 give, over
+ * the stripe lengths where its three streams join; its pread reads exactly, stops at the end of
+ * a file, refuses a range outside the array before reading, and fails as node:fs fails (an Error
+ * with the errno's code, IO_ERROR through NodeFileSystem); and with SIEVEKV_NO_NATIVE=1 nothing
+ * loads and a database reads and writes through the JavaScript paths alike.
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crc32c as nodeRsCrc32c } from '@node-rs/crc32';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ErrorCode, SieveError } from '../../src/errors.js';
+import { crc32cExtendByte } from '../../src/format/crc32c.js';
+import { NodeFileSystem } from '../../src/fs/node-fs.js';
+import { nativeAddon } from '../../src/native.js';
+
+const temp = mkdtempSync(join(tmpdir(), 'sievekv-native-'));
+afterAll(() => rmSync(temp, { recursive: true, force: true }));
+
+/** The CRC a byte at a time (crc32c.ts's one-table step): the reference. */
+function crcByBytes(bytes: Uint8Array, start: number, end: number, init: number): number {
+  let c = init;
+  for (let i = start; i < end; i++) c = crc32cExtendByte(c, bytes[i]!);
+  return c;
+}
+
+describe('the addon', () => {
+  it('is built here, with the CPU’s CRC-32C', () => {
+    expect(nativeAddon).not.toBeNull();
+    expect(typeof nativeAddon!.crc32c).toBe('function');
+  });
+});
+
+describe('the addon’s crc32c', () => {
+  const crc = (bytes: Uint8Array, start: number, end: number, init: number): number => nativeAddon!.crc32c!(bytes, start, end, init);
+
+  it('matches the RFC 3720 vectors', () => {
+    expect(crc(new Uint8Array(32), 0, 32, 0)).toBe(0x8a9136aa);
+    expect(crc(new Uint8Array(32).fill(0xff), 0, 32, 0)).toBe(0x62a8ab43);
+    expect(crc(Buffer.from('123456789'), 0, 9, 0)).toBe(0xe3069283);
+    expect(crc(new Uint8Array(0), 0, 0, 0)).toBe(0);
+  });
+
+  it('gives what a byte-at-a-time loop and @node-rs/crc32 give, at every offset and at the stripes’ lengths', () => {
+    // 3 × 128 and 3 × 1024 bytes are where its streams join; lengths around them and their sums.
+    const lengths = fc.oneof(
+      fc.nat(700),
+      fc.constantFrom(383, 384, 385, 767, 768, 769, 3071, 3072, 3073, 3456, 4096, 4101, 6144, 6528, 9000),
+    );
+    fc.assert(
+      fc.property(lengths, fc.nat(15), fc.nat(15), fc.integer({ min: 0, max: 0xffffffff }), fc.integer(), (length, before, after, init, seed) => {
+        const bytes = new Uint8Array(before + length + after);
+        let x = seed | 1;
+        for (let i = 0; i < bytes.length; i++) bytes[i] = (x = Math.imul(x, 0x2c1b3c6d) + 0x297a2d39) >>> 24;
+        const expected = crcByBytes(bytes, before, before + length, init);
+        expect(crc(bytes, before, before + length, init)).toBe(expected);
+        expect(nodeRsCrc32c(Buffer.from(bytes.subarray(before, before + length)), init) >>> 0).toBe(expected);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('refuses a range outside the array and what is not a Uint8Array', () => {
+    const bytes = new Uint8Array(10);
+    expect(() => crc(bytes, 0, 11, 0)).toThrow(RangeError);
+    expect(() => crc(bytes, 6, 5, 0)).toThrow(RangeError);
+    expect(() => crc(new Uint16Array(4) as unknown as Uint8Array, 0, 2, 0)).toThrow(TypeError);
+    expect(() => crc(bytes, -1, 5, 0)).toThrow(RangeError); // -1 reads as 2^32 - 1: past the end
+  });
+});
+
+describe('the addon’s pread', () => {
+  const bytes = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 131 + 7) & 0xff));
+  const path = join(temp, 'plain');
+  writeFileSync(path, bytes);
+
+  it('reads exactly the range asked, into the place asked, and stops at the end of the file', () => {
+    const fd = openSync(path, 'r');
+    try {
+      fc.assert(
+        fc.property(fc.nat(5100), fc.nat(300), fc.nat(40), (position, length, at) => {
+          const into = new Uint8Array(at + length + 8).fill(0xee);
+          const n = nativeAddon!.pread(fd, into, at, length, position);
+          const expected = Math.max(0, Math.min(length, bytes.length - position));
+          expect(n).toBe(expected);
+          expect(Buffer.compare(into.subarray(at, at + n), bytes.subarray(position, position + n))).toBe(0);
+          expect(into.subarray(0, at).every((b) => b === 0xee)).toBe(true);
+          expect(into.subarray(at + n).every((b) => b === 0xee)).toBe(true);
+        }),
+      );
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it('refuses a range outside the array before reading, and a failed read carries the errno’s code', () => {
+    const fd = openSync(path, 'r');
+    try {
+      const into = new Uint8Array(16);
+      expect(() => nativeAddon!.pread(fd, into, 10, 7, 0)).toThrow(RangeError);
+      expect(() => nativeAddon!.pread(fd, into, 0, 4, 2 ** 53 - 2)).toThrow(RangeError);
+      expect(() => nativeAddon!.pread(fd, into, 0, 4, 2 ** 53)).toThrow(TypeError);
+      expect(() => nativeAddon!.pread(fd, into, -1, 4, 0)).toThrow(TypeError);
+      expect(() => nativeAddon!.pread(fd, into, 0, 4, 0.5)).toThrow(TypeError);
+      expect(() => nativeAddon!.pread(fd, new Float64Array(2) as unknown as Uint8Array, 0, 4, 0)).toThrow(TypeError);
+    } finally {
+      closeSync(fd);
+    }
+    expect(() => nativeAddon!.pread(1 << 30, new Uint8Array(4), 0, 4, 0)).toThrow(expect.objectContaining({ code: 'EBADF' }));
+    const dir = openSync(temp, 'r');
+    try {
+      expect(() => nativeAddon!.pread(dir, new Uint8Array(4), 0, 4, 0)).toThrow(expect.objectContaining({ code: 'EISDIR' }));
+    } finally {
+      closeSync(dir);
+    }
+  });
+
+  it('is NodeFileSystem’s readAt: IO_ERROR on failure, and none after close', () => {
+    const file = new NodeFileSystem().openReadable(path);
+    const into = new Uint8Array(100);
+    expect(file.readAt(into, 0, 100, 4950)).toBe(50);
+    expect(Buffer.compare(into.subarray(0, 50), bytes.subarray(4950))).toBe(0);
+    file.close();
+    let caught: unknown;
+    try {
+      file.readAt(into, 0, 10, 0);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(SieveError);
+    expect((caught as SieveError).code).toBe(ErrorCode.IO_ERROR);
+    expect((caught as SieveError).message).toMatch(/EBADF/);
+  });
+});
+
+describe('without the addon (SIEVEKV_NO_NATIVE=1)', () => {
+  it('loads nothing, and a database writes, reopens and reads through the JavaScript paths', () => {
+    const dir = join(temp, 'db');
+    const script = `
+      const { nativeAddon } = await import('./src/native.ts');
+      const { DB } = await import('./src/db.ts');
+      const db = await DB.open(${JSON.stringify(dir)}, { mmapReads: true, writeBufferSize: 64 * 1024 });
+      for (let i = 0; i < 5000; i++) db.putSync('k' + String(i).padStart(5, '0'), 'v'.repeat(i % 300));
+      await db.compactRange();
+      await db.close();
+      const again = await DB.open(${JSON.stringify(dir)}, { mmapReads: true });
+      let same = 0;
+      for (let i = 0; i < 5000; i++) if (again.getSync('k' + String(i).padStart(5, '0'))?.toString() === 'v'.repeat(i % 300)) same++;
+      const tables = Number(again.getProperty('sievekv.num-files-at-level1')) + Number(again.getProperty('sievekv.num-files-at-level2'));
+      await again.close();
+      console.log(JSON.stringify({ addon: nativeAddon, same, tables }));`;
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: { ...process.env, SIEVEKV_NO_NATIVE: '1' },
+    });
+    expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 0, stderr: '' });
+    const result = JSON.parse(child.stdout.trim()) as { addon: unknown; same: number; tables: number };
+    expect(result).toEqual({ addon: null, same: 5000, tables: expect.any(Number) });
+    expect(result.tables).toBeGreaterThan(0);
+  });
+});
