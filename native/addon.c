@@ -1,37 +1,32 @@
 /* The addon's module: the helpers every file shares, and the registration (addon.h). */
 #include "addon.h"
 
-#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-/* The errno names node:fs reports for the failures a read or a map can meet; others "E<n>". */
-static const char *errno_name(int err, char *scratch, size_t size) {
-  switch (err) {
-    case EIO: return "EIO";
-    case EBADF: return "EBADF";
-    case EINVAL: return "EINVAL";
-    case EFAULT: return "EFAULT";
-    case EISDIR: return "EISDIR";
-    case ENXIO: return "ENXIO";
-    case EOVERFLOW: return "EOVERFLOW";
-    case ENOMEM: return "ENOMEM";
-    case EAGAIN: return "EAGAIN";
-    case EACCES: return "EACCES";
-    case ENODEV: return "ENODEV";
-    case EPERM: return "EPERM";
-    case ENFILE: return "ENFILE";
-    case EMFILE: return "EMFILE";
-    default: snprintf(scratch, size, "E%d", err); return scratch;
-  }
-}
+#include <uv.h>
 
 napi_value throw_errno(napi_env env, const char *what, int err) {
   char message[160];
-  char scratch[16];
   snprintf(message, sizeof message, "%s: %s", what, strerror(err));
-  napi_throw_error(env, errno_name(err, scratch, sizeof scratch), message);
+  napi_throw_error(env, uv_err_name(-err), message);
   return NULL;
+}
+
+napi_value throw_type_error(napi_env env, const char *usage) {
+  napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", usage);
+  return NULL;
+}
+
+napi_value throw_range_error(napi_env env, const char *usage) {
+  napi_throw_range_error(env, "ERR_OUT_OF_RANGE", usage);
+  return NULL;
+}
+
+double whole_number(napi_env env, napi_value value, double max) {
+  double number;
+  if (napi_get_value_double(env, value, &number) != napi_ok || !(number >= 0) || number > max || number != (double)(int64_t)number) return -1;
+  return number;
 }
 
 unsigned char *uint8_array_bytes(napi_env env, napi_value value, size_t *length, const char *usage) {
@@ -40,11 +35,12 @@ unsigned char *uint8_array_bytes(napi_env env, napi_value value, size_t *length,
   void *data = NULL;
   if (napi_is_typedarray(env, value, &is_typed_array) != napi_ok || !is_typed_array ||
       napi_get_typedarray_info(env, value, &type, length, &data, NULL, NULL) != napi_ok || type != napi_uint8_array) {
-    napi_throw_type_error(env, NULL, usage);
+    throw_type_error(env, usage);
     return NULL;
   }
   /* An empty or detached array has no bytes; a non-NULL pointer tells it from a failure. */
-  return data != NULL ? (unsigned char *)data : (unsigned char *)"";
+  static unsigned char no_bytes[1];
+  return data != NULL ? (unsigned char *)data : no_bytes;
 }
 
 int export_function(napi_env env, napi_value exports, const char *name, napi_callback fn) {

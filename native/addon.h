@@ -6,8 +6,9 @@
  *   pread.c    pread(fd, bytes, at, length, position)   NodeFileSystem's readAt
  *   crc32c.c   crc32c(bytes, start, end, init)          CRC-32C with the CPU's instruction
  *
- * Errors throw: TypeError or RangeError for a bad argument (a caller's bug), and an Error whose
- * `code` is the errno's name ("EIO") for a failed system call, as node:fs's errors carry.
+ * Errors throw: a TypeError (code ERR_INVALID_ARG_TYPE) or RangeError (ERR_OUT_OF_RANGE) for a
+ * bad argument, a caller's bug; an Error whose `code` is the errno's name ("EIO", libuv's
+ * uv_err_name, as node:fs's errors carry) for a failed system call.
  */
 #ifndef SIEVEKV_ADDON_H
 #define SIEVEKV_ADDON_H
@@ -28,6 +29,15 @@ napi_value throw_errno(napi_env env, const char *what, int err);
 
 /** The bytes of the Uint8Array (or Buffer) `value`, or NULL after throwing a TypeError. */
 unsigned char *uint8_array_bytes(napi_env env, napi_value value, size_t *length, const char *usage);
+
+/** `value` if it is an integer in [0, max], else -1 (no exception pending). */
+double whole_number(napi_env env, napi_value value, double max);
+
+/** Throws a TypeError (ERR_INVALID_ARG_TYPE) or a RangeError (ERR_OUT_OF_RANGE) saying `usage`; returns NULL. */
+napi_value throw_type_error(napi_env env, const char *usage);
+napi_value throw_range_error(napi_env env, const char *usage);
+
+#define MAX_SAFE_INTEGER 9007199254740991.0
 
 /** Registers `fn` on `exports` as `name`; false (with a pending error) if it could not. */
 int export_function(napi_env env, napi_value exports, const char *name, napi_callback fn);

@@ -10,9 +10,10 @@
  *
  * No GC finalizer: like a file descriptor, a mapping lives until its owner releases it
  * (Table.close), so a table file deleted after a merge gives its blocks back when its table
- * closes, not at some later collection. Errors throw with the errno's message. `unmap` is for
- * buffers `map` made (src/fs/node-fs.ts, its one caller).
+ * closes, not at some later collection. Errors throw as addon.h says. `unmap` is for buffers
+ * `map` made (src/fs/node-fs.ts, its one caller).
  */
+#define _DEFAULT_SOURCE
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/mman.h>
@@ -29,8 +30,7 @@ static napi_value map_file(napi_env env, napi_callback_info info) {
   if (argc < 2 || napi_get_value_double(env, argv[0], &fd_number) != napi_ok || napi_get_value_double(env, argv[1], &length) != napi_ok ||
       !(fd_number >= 0) || fd_number > 2147483647.0 || (double)(int)fd_number != fd_number ||
       !(length >= 1) || length > 9007199254740991.0 || (double)(size_t)length != length) {
-    napi_throw_type_error(env, NULL, "map(fd, length): a file descriptor and a length >= 1");
-    return NULL;
+    return throw_type_error(env, "map(fd, length): a file descriptor and a length >= 1");
   }
   int fd = (int)fd_number;
   size_t len = (size_t)length;
@@ -38,8 +38,7 @@ static napi_value map_file(napi_env env, napi_callback_info info) {
   struct stat st;
   if (fstat(fd, &st) != 0) return throw_errno(env, "fstat", errno);
   if ((off_t)len > st.st_size) {
-    napi_throw_range_error(env, NULL, "map(fd, length): length is past the file's end");
-    return NULL;
+    return throw_range_error(env, "map(fd, length): length is past the file's end");
   }
   void *addr = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
   if (addr == MAP_FAILED) return throw_errno(env, "mmap", errno);
@@ -59,8 +58,7 @@ static napi_value unmap_file(napi_env env, napi_callback_info info) {
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   bool is_buffer = false;
   if (argc < 1 || napi_is_arraybuffer(env, argv[0], &is_buffer) != napi_ok || !is_buffer) {
-    napi_throw_type_error(env, NULL, "unmap(buffer): an ArrayBuffer from map()");
-    return NULL;
+    return throw_type_error(env, "unmap(buffer): an ArrayBuffer from map()");
   }
   void *addr = NULL;
   size_t len = 0;

@@ -10,30 +10,20 @@
  * `length` only at the end of the file). A failed read throws (addon.h). The range must lie
  * inside `bytes`, and `position + length` below 2^53: else a RangeError, before any read.
  */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "addon.h"
 
 #define USAGE "pread(fd, bytes, at, length, position): a file descriptor, a Uint8Array and a range inside it, a file position"
-#define MAX_SAFE_INTEGER 9007199254740991.0
-
-/* A non-negative integer argument up to `max`, or -1. */
-static double whole_number(napi_env env, napi_value value, double max) {
-  double number;
-  if (napi_get_value_double(env, value, &number) != napi_ok || !(number >= 0) || number > max || number != (double)(int64_t)number) return -1;
-  return number;
-}
-
 static napi_value pread_into(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 5) {
-    napi_throw_type_error(env, NULL, USAGE);
-    return NULL;
-  }
+  if (argc < 5) return throw_type_error(env, USAGE);
   size_t size = 0;
   unsigned char *bytes = uint8_array_bytes(env, argv[1], &size, USAGE);
   if (bytes == NULL) return NULL;
@@ -41,14 +31,8 @@ static napi_value pread_into(napi_env env, napi_callback_info info) {
   double at = whole_number(env, argv[2], MAX_SAFE_INTEGER);
   double length = whole_number(env, argv[3], MAX_SAFE_INTEGER);
   double position = whole_number(env, argv[4], MAX_SAFE_INTEGER);
-  if (fd < 0 || at < 0 || length < 0 || position < 0) {
-    napi_throw_type_error(env, NULL, USAGE);
-    return NULL;
-  }
-  if (at + length > (double)size || position + length > MAX_SAFE_INTEGER) {
-    napi_throw_range_error(env, NULL, USAGE);
-    return NULL;
-  }
+  if (fd < 0 || at < 0 || length < 0 || position < 0) return throw_type_error(env, USAGE);
+  if (at + length > (double)size || position + length > MAX_SAFE_INTEGER) return throw_range_error(env, USAGE);
   unsigned char *into = bytes + (size_t)at;
   size_t wanted = (size_t)length;
   off_t from = (off_t)position;

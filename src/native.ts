@@ -5,8 +5,8 @@
  *
  * - `map`/`unmap`: table files mapped for reads (the `mmapReads` option; src/fs/node-fs.ts).
  * - `pread`: NodeFileSystem's readAt, without node:fs's argument checks around the system call.
- * - `crc32c`: CRC-32C with the CPU's instruction (src/format/crc32c.ts); absent where the CPU
- *   lacks it.
+ * - `crc32c`: CRC-32C with the CPU's instruction (src/format/crc32c.ts); x86-64 with SSE 4.2
+ *   only, absent elsewhere.
  *
  * Loaded once per thread. Null where the addon was not built (no compiler at install, another
  * platform), failed to load, or the environment sets SIEVEKV_NO_NATIVE=1: then every caller
@@ -29,7 +29,7 @@ export interface NativeAddon {
    * whose `code` is the errno's name, as node:fs's do.
    */
   pread(fd: number, bytes: Uint8Array, at: number, length: number, position: number): number;
-  /** CRC-32C of `bytes[start, end)` extending `init`, unsigned; absent without the CPU's instruction. */
+  /** CRC-32C of `bytes[start, end)` extending `init`, unsigned; absent but on x86-64 with SSE 4.2. */
   crc32c?: (bytes: Uint8Array, start: number, end: number, init: number) => number;
 }
 

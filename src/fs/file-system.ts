@@ -95,7 +95,7 @@ export interface WritableFile {
 export interface RandomAccessFile {
   /**
    * Reads up to `length` bytes at `position` into `buf[bufOffset, …)` and returns the count read,
-   * which is less than `length` only at the end of the file.
+   * which is less than `length` only at the end of the file. After `close`: IO_ERROR, nothing read.
    */
   readAt(buf: Uint8Array, bufOffset: number, length: number, position: number): number;
   /** The file's size when it was opened. */

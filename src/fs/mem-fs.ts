@@ -136,15 +136,19 @@ export class MemFileSystem implements FileSystem {
   openReadable(path: string): RandomAccessFile {
     const inode = this.#inode('open', path);
     const size = inode.length;
+    let closed = false;
     return {
       size,
       readAt(buf: Uint8Array, bufOffset: number, length: number, position: number): number {
+        if (closed) throw ioError('read failed: EBADF (a closed file)', { file: path });
         const end = Math.min(inode.length, position + length);
         if (position >= end) return 0;
         buf.set(inode.data.subarray(position, end), bufOffset);
         return end - position;
       },
-      close(): void {},
+      close(): void {
+        closed = true;
+      },
     };
   }
 

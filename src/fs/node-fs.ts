@@ -103,7 +103,7 @@ class NodeRandomAccessFile implements RandomAccessFile {
    * EBADF without a read: the descriptor's number may name another file by then.
    */
   readAt(buf: Uint8Array, bufOffset: number, length: number, position: number): number {
-    if (this.#closed) throw wrap('read', this.path, Object.assign(new Error('read of a closed file'), { code: 'EBADF' }));
+    if (this.#closed) throw wrap('read', this.path, Object.assign(new Error('a closed file'), { code: 'EBADF' }));
     try {
       if (nativeAddon !== null) return nativeAddon.pread(this.#fd, buf, bufOffset, length, position);
       return fs.readSync(this.#fd, buf, bufOffset, length, position);

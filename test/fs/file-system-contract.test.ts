@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isSieveError } from '../../src/errors.js';
+import { ErrorCode, isSieveError } from '../../src/errors.js';
 import { isNotFound, readFully } from '../../src/fs/file-system.js';
 import { bytes, fsImplementations, text, type FsSetup } from '../support/fs-implementations.js';
 import { thrownBy } from '../support/error-code.js';
@@ -35,6 +35,10 @@ describe.each(fsImplementations)('%s', (_name, make) => {
     expect(r.readAt(buf, 0, 8, 11)).toBe(0);
     expect(text(readFully(r, 0, 100))).toBe('hello world');
     r.close();
+    // After close: IO_ERROR, and nothing read (a descriptor's number may name another file by then).
+    buf.fill(7);
+    expect(() => r.readAt(buf, 0, 5, 0)).toThrow(expect.objectContaining({ code: ErrorCode.IO_ERROR }));
+    expect(buf.every((b) => b === 7)).toBe(true);
   });
 
   it('createWritable truncates; openAppendable continues at the end', async () => {
