@@ -20,6 +20,7 @@ import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import type { Comparator } from '../format/comparator.js';
 import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
+import { buildIndexHandles } from './index-handles.js';
 import {
   buildRestartWindows,
   type RestartWindows,
@@ -58,6 +59,11 @@ export class Block {
   seekCount = 0;
   /** The restart windows, once built; null before, or if the block cannot have them. */
   windows: RestartWindows | null = null;
+  /**
+   * The entries' block handles (index-handles.ts), built by the first point lookup that finds the
+   * windows built; undefined before, null if the block cannot have them.
+   */
+  indexHandles: Float64Array | null | undefined = undefined;
 
   constructor(contents: Uint8Array, file?: string, offset?: number, size: number = contents.length) {
     this.data = contents;
@@ -162,6 +168,7 @@ export class Block {
   private setUpAgain(size: number, file: string, offset: number): void {
     this.seekCount = 0;
     this.windows = null;
+    this.indexHandles = undefined;
     this.init(size, file, offset);
   }
 
@@ -332,23 +339,7 @@ export class BlockIterator {
     let right = block.numRestarts - 1;
     const windows = right + 1 >= WINDOWS_MIN_RESTARTS ? this.windowsOf(block) : null;
     if (windows !== null && this.sharesPrefix(windows, target, targetStart, targetEnd)) {
-      const w = windows.windows;
-      const low = windows.lowWindows;
-      const userEnd = targetEnd - INTERNAL_KEY_TRAILER_SIZE;
-      const targetWindow = windowOf(target, targetStart, userEnd, windows.prefixLength);
-      const targetLow = windowOf(target, targetStart, userEnd, windows.prefixLength + 4);
-      while (left < right) {
-        const mid = (left + right + 1) >>> 1;
-        const window = w[mid]!;
-        let below: boolean;
-        if (window !== targetWindow) below = window < targetWindow;
-        else {
-          const lowWindow = low[mid]!;
-          below = lowWindow !== targetLow ? lowWindow < targetLow : this.restartKeyBelow(mid, target, targetStart, targetEnd);
-        }
-        if (below) left = mid;
-        else right = mid - 1;
-      }
+      left = this.searchWindows(windows, target, targetStart, targetEnd);
       // The key at `left` (> 0) sorts before the target and the one at left + 1, if any, does not:
       // when the region at `left` is that one entry (every region of an index block), the answer
       // is the next restart point's entry, with nothing to scan.
@@ -377,6 +368,55 @@ export class BlockIterator {
       if (!this.parseNext()) return;
       if (cmp.compare(this.keyBuf, 0, this.keyLen, target, targetStart, targetEnd) >= 0) return;
     }
+  }
+
+  /**
+   * A point lookup's seek in a table's index block (Table.get): the number of the first entry at
+   * or after the internal key `target` (numRestarts if none), where the block's restart windows
+   * and index handles find it without reading an entry (the entry's handle is then
+   * `block.indexHandles[2i]`, `[2i + 1]`); -1 where they do not, and the caller seeks. The windows
+   * are built by `seek` (this does not count as one of its seeks); the handles here, at first use.
+   * Leaves the iterator where it was.
+   */
+  seekIndexEntry(target: Uint8Array): number {
+    const block = this.block;
+    const windows = block.windows;
+    if (windows === null || !usesBytewiseInternalKeys(this.comparator)) return -1;
+    let handles = block.indexHandles;
+    if (handles === undefined) handles = block.indexHandles = buildIndexHandles(block);
+    if (handles === null || !this.sharesPrefix(windows, target, 0, target.length)) return -1;
+    const left = this.searchWindows(windows, target, 0, target.length);
+    // Every region is one entry: as in `seek`, the key at `left` (> 0) sorts before the target
+    // and the one after it, if any, does not. At 0 the first key itself decides.
+    if (left > 0) return left + 1;
+    return this.restartKeyBelow(0, target, 0, target.length) ? 1 : 0;
+  }
+
+  /**
+   * The binary search of `seek` over restart windows (the target shares their prefix): the last
+   * restart point whose key sorts before the target, or 0 (whose key may not).
+   */
+  private searchWindows(windows: RestartWindows, target: Uint8Array, targetStart: number, targetEnd: number): number {
+    let left = 0;
+    let right = this.block.numRestarts - 1;
+    const w = windows.windows;
+    const low = windows.lowWindows;
+    const userEnd = targetEnd - INTERNAL_KEY_TRAILER_SIZE;
+    const targetWindow = windowOf(target, targetStart, userEnd, windows.prefixLength);
+    const targetLow = windowOf(target, targetStart, userEnd, windows.prefixLength + 4);
+    while (left < right) {
+      const mid = (left + right + 1) >>> 1;
+      const window = w[mid]!;
+      let below: boolean;
+      if (window !== targetWindow) below = window < targetWindow;
+      else {
+        const lowWindow = low[mid]!;
+        below = lowWindow !== targetLow ? lowWindow < targetLow : this.restartKeyBelow(mid, target, targetStart, targetEnd);
+      }
+      if (below) left = mid;
+      else right = mid - 1;
+    }
+    return left;
   }
 
   /**

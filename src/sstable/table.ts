@@ -330,11 +330,8 @@ export class Table implements ResidentHolder {
       }
       filterSaidMaybe = true;
     }
-    const index = this.indexIter;
-    index.seek(lookupKey);
-    if (index.valid()) {
+    if (this.seekIndex(lookupKey)) {
       const handle = this.handle;
-      handle.decodeFrom(index.data, index.valueStart, index.valueEnd, this.path, this.indexBlock.offset);
       if (this.blockFilter !== undefined) {
         stats.filterChecks++;
         sink.filterChecks++;
@@ -375,6 +372,28 @@ export class Table implements ResidentHolder {
       sink.filterFalsePositives++;
     }
     return result.status;
+  }
+
+  /**
+   * Sets `this.handle` to the data block that holds the first key at or after `lookupKey`; false
+   * if none does. The index block's windows and handles answer where they can
+   * (BlockIterator.seekIndexEntry), else its iterator seeks and the entry's handle is decoded.
+   */
+  private seekIndex(lookupKey: Uint8Array): boolean {
+    const index = this.indexIter;
+    const entry = this.bytewise ? index.seekIndexEntry(lookupKey) : -1;
+    if (entry >= 0) {
+      const indexBlock = this.indexBlock;
+      if (entry === indexBlock.numRestarts) return false;
+      const handles = indexBlock.indexHandles!;
+      this.handle.offset = handles[2 * entry]!;
+      this.handle.size = handles[2 * entry + 1]!;
+      return true;
+    }
+    index.seek(lookupKey);
+    if (!index.valid()) return false;
+    this.handle.decodeFrom(index.data, index.valueStart, index.valueEnd, this.path, this.indexBlock.offset);
+    return true;
   }
 
   /**
