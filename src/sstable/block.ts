@@ -372,13 +372,15 @@ export class BlockIterator {
 
   /**
    * A point lookup's seek in a table's index block (Table.get): the number of the first entry at
-   * or after the internal key `target` (numRestarts if none), where the block's restart windows
-   * and index handles find it without reading an entry (the entry's handle is then
-   * `block.indexHandles[2i]`, `[2i + 1]`); -1 where they do not, and the caller seeks. The windows
-   * are built by `seek` (this does not count as one of its seeks); the handles here, at first use.
-   * Leaves the iterator where it was.
+   * or after the internal key `target` (numRestarts if none), found through the block's restart
+   * windows, decoding only the keys the windows tie on (and the first key, if the search ends
+   * there); its handle is then in `block.indexHandles` (indexHandleInto). -1 where the windows or
+   * the handles are not there, or the target lacks the windows' prefix: the caller seeks. The
+   * handles promise every region is one entry, which makes the entry after the search's answer
+   * the one sought. The windows are built by `seek` (this call does not count as one of its
+   * seeks), the handles here at first use. Does not move the iterator.
    */
-  seekIndexEntry(target: Uint8Array): number {
+  findIndexEntry(target: Uint8Array): number {
     const block = this.block;
     const windows = block.windows;
     if (windows === null || !usesBytewiseInternalKeys(this.comparator)) return -1;
@@ -386,8 +388,8 @@ export class BlockIterator {
     if (handles === undefined) handles = block.indexHandles = buildIndexHandles(block);
     if (handles === null || !this.sharesPrefix(windows, target, 0, target.length)) return -1;
     const left = this.searchWindows(windows, target, 0, target.length);
-    // Every region is one entry: as in `seek`, the key at `left` (> 0) sorts before the target
-    // and the one after it, if any, does not. At 0 the first key itself decides.
+    // As in `seek`, the key at `left` (> 0) sorts before the target and the one after it, if any,
+    // does not: that one, a region of its own. At 0 the first key itself decides.
     if (left > 0) return left + 1;
     return this.restartKeyBelow(0, target, 0, target.length) ? 1 : 0;
   }

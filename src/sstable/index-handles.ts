@@ -1,21 +1,27 @@
 /**
  * Index handles: the block handles of a table's index block, decoded once into numbers, so that a
- * point lookup's index seek (Table.get, through BlockIterator.seekIndexEntry) ends at a number in
+ * point lookup's index seek (Table.get, through BlockIterator.findIndexEntry) ends at a number in
  * an array instead of decoding the entry it lands on: its header, its key and its handle's
  * varints, a cache miss or two in a block read by every lookup of the table. Built in memory
- * only, next to the block's restart windows (restart-windows.ts), which find the entry.
+ * only, next to the block's restart windows (restart-windows.ts), which find the entry: 16 bytes
+ * an entry, twice the windows' 8.
  *
  * Only for a block where every restart region is one entry (an index block's restart interval,
- * LevelDB's and ours: 1) and every entry's value starts with two varints of at most seven bytes
- * each (a block handle: offset, size; anything after them ignored, as BlockHandle.decodeFrom
- * ignores it). Any other block has none: its lookups take the ordinary seek, which reports
- * whatever is malformed. Nothing is checked against the file here: Table's block read checks
- * every handle it is given.
+ * LevelDB's and ours: 1), every entry's header is a one-byte shared length of 0 and two varints,
+ * and every value starts with two varints of at most seven bytes (a block handle: offset, size,
+ * both below 2^49; anything after them ignored, as BlockHandle.decodeFrom ignores it). Any other
+ * block has none: its lookups take the ordinary seek, which reports whatever is malformed. The
+ * keys are not looked at (their order and lengths are the windows' to check), and nothing is
+ * checked against the file: Table's block read checks every handle it is given.
  */
 import type { Block } from './block.js';
+import type { BlockHandle } from './footer.js';
 
 /** Varints longer than this are left to the ordinary path (7 bytes: values below 2^49). */
 const MAX_VARINT_BYTES = 7;
+
+/** An entry header's non-shared key length and value length, as readVarint leaves them. */
+const header = new Float64Array(2);
 
 /**
  * `[offset0, size0, offset1, size1, …]` for the entries of `block` in order, or null if the block
@@ -30,33 +36,32 @@ export function buildIndexHandles(block: Block): Float64Array | null {
   let p = block.restartPoint(0);
   for (let i = 0; i < n; i++) {
     if (block.restartPoint(i) !== p) return null; // a region of more than one entry, or a gap
-    // The entry's header: shared (0 at a restart point), non-shared and value lengths.
-    if (p + 3 > limit || data[p] !== 0) return null;
-    p++;
-    const nonShared = readVarint(data, p, limit);
-    if (nonShared < 0) return null;
-    p = varintEnd;
-    const valueLength = readVarint(data, p, limit);
-    if (valueLength < 0) return null;
-    const valueStart = varintEnd + nonShared;
-    const valueEnd = valueStart + valueLength;
+    if (p >= limit || data[p] !== 0) return null; // shared: 0 at a restart point, one byte
+    p = readVarint(data, p + 1, limit, header, 0);
+    if (p < 0) return null;
+    p = readVarint(data, p, limit, header, 1);
+    if (p < 0) return null;
+    const valueStart = p + header[0]!;
+    const valueEnd = valueStart + header[1]!;
     if (valueEnd > limit) return null;
-    const offset = readVarint(data, valueStart, valueEnd);
-    if (offset < 0) return null;
-    const size = readVarint(data, varintEnd, valueEnd);
-    if (size < 0) return null;
-    handles[2 * i] = offset;
-    handles[2 * i + 1] = size;
+    const sizeAt = readVarint(data, valueStart, valueEnd, handles, 2 * i);
+    if (sizeAt < 0 || readVarint(data, sizeAt, valueEnd, handles, 2 * i + 1) < 0) return null;
     p = valueEnd;
   }
-  return p === limit ? handles : null;
+  return p === limit ? handles : null; // the last region one entry too
 }
 
-/** Where the last readVarint's varint ended. */
-let varintEnd = 0;
+/** Sets `handle` to entry `entry`'s handle in `handles` (from buildIndexHandles; entry in range). */
+export function indexHandleInto(handles: Float64Array, entry: number, handle: BlockHandle): void {
+  handle.offset = handles[2 * entry]!;
+  handle.size = handles[2 * entry + 1]!;
+}
 
-/** The varint at `data[p, limit)` (setting varintEnd), or -1 if it runs past `limit` or MAX_VARINT_BYTES. */
-function readVarint(data: Uint8Array, p: number, limit: number): number {
+/**
+ * Reads the varint at `data[p, limit)` into `into[slot]` and returns where it ends; -1 if it runs
+ * past `limit` or past MAX_VARINT_BYTES.
+ */
+function readVarint(data: Uint8Array, p: number, limit: number, into: Float64Array, slot: number): number {
   let value = 0;
   let scale = 1;
   for (let i = 0; i < MAX_VARINT_BYTES; i++) {
@@ -64,8 +69,8 @@ function readVarint(data: Uint8Array, p: number, limit: number): number {
     const byte = data[p++]!;
     value += (byte & 0x7f) * scale;
     if (byte < 0x80) {
-      varintEnd = p;
-      return value;
+      into[slot] = value;
+      return p;
     }
     scale *= 128;
   }

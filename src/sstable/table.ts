@@ -38,6 +38,7 @@ import { decompressBlockInScratch, decompressForLookup, lookupLength } from './c
 import { FilterBlockReader } from './filter-block.js';
 import { BlockHandle, Footer, MAX_FOOTER_SIZE, MIN_FOOTER_SIZE } from './footer.js';
 import { fullFilterMayMatch } from './full-filter-block.js';
+import { indexHandleInto } from './index-handles.js';
 import { lookupFound, SEEK_DECLINED, SEEK_FOUND, seekLookupBlock } from './lookup-seek.js';
 import type { Readahead } from './readahead.js';
 import type { ResidentFiles, ResidentHolder } from './resident-files.js';
@@ -377,17 +378,15 @@ export class Table implements ResidentHolder {
   /**
    * Sets `this.handle` to the data block that holds the first key at or after `lookupKey`; false
    * if none does. The index block's windows and handles answer where they can
-   * (BlockIterator.seekIndexEntry), else its iterator seeks and the entry's handle is decoded.
+   * (BlockIterator.findIndexEntry), else its iterator seeks and the entry's handle is decoded.
    */
   private seekIndex(lookupKey: Uint8Array): boolean {
     const index = this.indexIter;
-    const entry = this.bytewise ? index.seekIndexEntry(lookupKey) : -1;
+    const entry = this.bytewise ? index.findIndexEntry(lookupKey) : -1;
     if (entry >= 0) {
       const indexBlock = this.indexBlock;
       if (entry === indexBlock.numRestarts) return false;
-      const handles = indexBlock.indexHandles!;
-      this.handle.offset = handles[2 * entry]!;
-      this.handle.size = handles[2 * entry + 1]!;
+      indexHandleInto(indexBlock.indexHandles!, entry, this.handle);
       return true;
     }
     index.seek(lookupKey);
