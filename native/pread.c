@@ -7,8 +7,9 @@
  *
  * Reads `length` bytes of the file at `position` into `bytes[at, at + length)`, again after a
  * short read or EINTR, until all are in or the file ends: returns how many it read (fewer than
- * `length` only at the end of the file). A failed read throws (addon.h). The range must lie
- * inside `bytes`, and `position + length` below 2^53: else a RangeError, before any read.
+ * `length` only at the end of the file). A failed read throws (addon.h). The numbers must be
+ * whole (else a TypeError), the range must lie inside `bytes` and `position + length` below 2^53
+ * (else a RangeError): checked before any read.
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "addon.h"
 
 #define USAGE "pread(fd, bytes, at, length, position): a file descriptor, a Uint8Array and a range inside it, a file position"
+
 static napi_value pread_into(napi_env env, napi_callback_info info) {
   size_t argc = 5;
   napi_value argv[5];
