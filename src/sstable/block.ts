@@ -20,7 +20,7 @@ import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32 } from '../format/coding.js';
 import type { Comparator } from '../format/comparator.js';
 import { INTERNAL_KEY_TRAILER_SIZE } from '../format/internal-key.js';
-import { buildIndexHandles } from './index-handles.js';
+import { buildIndexHandles, INDEX_HANDLES_AFTER_LOOKUPS } from './index-handles.js';
 import {
   buildRestartWindows,
   type RestartWindows,
@@ -60,10 +60,12 @@ export class Block {
   /** The restart windows, once built; null before, or if the block cannot have them. */
   windows: RestartWindows | null = null;
   /**
-   * The entries' block handles (index-handles.ts), built by the first point lookup that finds the
-   * windows built; undefined before, null if the block cannot have them.
+   * The entries' block handles (index-handles.ts), built by the INDEX_HANDLES_AFTER_LOOKUPS-th
+   * point lookup that finds the windows built; undefined before, null if the block cannot have them.
    */
   indexHandles: Float64Array | null | undefined = undefined;
+  /** Point lookups that found the windows built, counted up to INDEX_HANDLES_AFTER_LOOKUPS. */
+  indexLookups = 0;
 
   constructor(contents: Uint8Array, file?: string, offset?: number, size: number = contents.length) {
     this.data = contents;
@@ -169,6 +171,7 @@ export class Block {
     this.seekCount = 0;
     this.windows = null;
     this.indexHandles = undefined;
+    this.indexLookups = 0;
     this.init(size, file, offset);
   }
 
@@ -378,14 +381,18 @@ export class BlockIterator {
    * the handles are not there, or the target lacks the windows' prefix: the caller seeks. The
    * handles promise every region is one entry, which makes the entry after the search's answer
    * the one sought. The windows are built by `seek` (this call does not count as one of its
-   * seeks), the handles here at first use. Does not move the iterator.
+   * seeks), the handles here at the INDEX_HANDLES_AFTER_LOOKUPS-th call. Does not move the
+   * iterator.
    */
   findIndexEntry(target: Uint8Array): number {
     const block = this.block;
     const windows = block.windows;
     if (windows === null || !usesBytewiseInternalKeys(this.comparator)) return -1;
     let handles = block.indexHandles;
-    if (handles === undefined) handles = block.indexHandles = buildIndexHandles(block);
+    if (handles === undefined) {
+      if (++block.indexLookups < INDEX_HANDLES_AFTER_LOOKUPS) return -1;
+      handles = block.indexHandles = buildIndexHandles(block);
+    }
     if (handles === null || !this.sharesPrefix(windows, target, 0, target.length)) return -1;
     const left = this.searchWindows(windows, target, 0, target.length);
     // As in `seek`, the key at `left` (> 0) sorts before the target and the one after it, if any,

@@ -17,6 +17,14 @@
 import type { Block } from './block.js';
 import type { BlockHandle } from './footer.js';
 
+/**
+ * Point lookups of a block (with its windows built) before its handles are: a table whose index
+ * only a filter's false positives reach (absent keys) never pays for them. Building them cold took
+ * 7.3 ms over 59 tables' first lookups of absent keys (BENCHMARKS.md, session 33); a table read
+ * by present keys reaches this at once.
+ */
+export const INDEX_HANDLES_AFTER_LOOKUPS = 64;
+
 /** Varints longer than this are left to the ordinary path (7 bytes: values below 2^49). */
 const MAX_VARINT_BYTES = 7;
 

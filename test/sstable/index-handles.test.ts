@@ -19,7 +19,7 @@ import { Block } from '../../src/sstable/block.js';
 import { BlockBuilder } from '../../src/sstable/block-builder.js';
 import { CompressionType } from '../../src/sstable/compression.js';
 import { BlockHandle } from '../../src/sstable/footer.js';
-import { buildIndexHandles } from '../../src/sstable/index-handles.js';
+import { buildIndexHandles, INDEX_HANDLES_AFTER_LOOKUPS } from '../../src/sstable/index-handles.js';
 import { WINDOWS_AFTER_SEEKS, WINDOWS_MIN_RESTARTS } from '../../src/sstable/restart-windows.js';
 import { Table } from '../../src/sstable/table.js';
 import { buildTable, type Entry, hex, lookup, makeEntry, modelGet, newMemFs, sortEntries } from './table-support.js';
@@ -85,6 +85,12 @@ describe('index handles', () => {
         const before = encodeInternalKey(targets[0]![0], targets[0]![1], ValueType.VALUE);
         expect(it.findIndexEntry(before)).toBe(-1); // no windows yet: the ordinary seek builds them
         for (let i = 0; i < WINDOWS_AFTER_SEEKS; i++) it.seek(before);
+        // Then the handles wait for INDEX_HANDLES_AFTER_LOOKUPS lookups, answering -1 meanwhile.
+        for (let i = 1; i < INDEX_HANDLES_AFTER_LOOKUPS; i++) expect(it.findIndexEntry(before)).toBe(-1);
+        expect(block.indexHandles).toBeUndefined();
+        it.findIndexEntry(before);
+        if (block.windows === null) expect(block.indexHandles).toBeUndefined(); // too few restart points
+        else expect(block.indexHandles === null).toBe(interval > 1);
         // Targets at the keys themselves too: a lookup key equal to a separator.
         const all = [...targets.map(([u, s]) => encodeInternalKey(u, s, ValueType.VALUE)), ...rows.map((r) => r.key)];
         for (const target of all) {
@@ -151,11 +157,13 @@ describe('a block set up again over other bytes', () => {
     const it = block.newIterator(cmp);
     const target = encodeInternalKey(Uint8Array.of(0x6b, 0x33), 1, ValueType.VALUE);
     for (let i = 0; i < WINDOWS_AFTER_SEEKS; i++) it.seek(target);
+    for (let i = 1; i < INDEX_HANDLES_AFTER_LOOKUPS; i++) it.findIndexEntry(target);
     expect(it.findIndexEntry(target)).toBe(3);
     expect(block.indexHandles![6]).toBe(103);
     bytes.set(b);
     expect(Block.reuse(block, bytes, b.length, 'f', 0)).toBe(block);
     expect(block.indexHandles).toBeUndefined();
+    expect(block.indexLookups).toBe(0);
     expect(block.windows).toBeNull();
   });
 });
@@ -179,7 +187,8 @@ describe('tables with index handles', () => {
             const e = modelGet(entries, userKey, Number.MAX_SAFE_INTEGER);
             return e === undefined ? 'absent' : e.type === ValueType.DELETION ? 'deleted' : `found ${hex(e.value)}`;
           };
-          // The first pass builds the index block's windows and handles.
+          // The first pass builds the index block's windows and handles (INDEX_HANDLES_AFTER_LOOKUPS
+          // lookups reach the index: fewer than the keys asked).
           for (const userKey of asked) expect(lookup(table, userKey)).toBe(expectedOf(userKey));
           const index = table.indexBlock;
           if (index.numRestarts < WINDOWS_MIN_RESTARTS) return;
