@@ -29,6 +29,19 @@ double whole_number(napi_env env, napi_value value, double max) {
   return number;
 }
 
+bool call_arguments(napi_env env, napi_callback_info info, size_t count, napi_value *argv, const char *usage) {
+  size_t argc = count;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok) {
+    napi_throw_error(env, NULL, "sievekv addon: napi_get_cb_info failed");
+    return false;
+  }
+  if (argc < count) {
+    throw_type_error(env, usage);
+    return false;
+  }
+  return true;
+}
+
 unsigned char *uint8_array_bytes(napi_env env, napi_value value, size_t *length, const char *usage) {
   bool is_typed_array = false;
   napi_typedarray_type type;

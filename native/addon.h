@@ -15,6 +15,7 @@
 
 #define NAPI_VERSION 7
 #include <node_api.h>
+#include <stdbool.h>
 
 #define CHECK(call)                                                     \
   do {                                                                  \
@@ -26,6 +27,12 @@
 
 /** Throws an Error "what: <strerror>" with `code` the errno's name; returns NULL. */
 napi_value throw_errno(napi_env env, const char *what, int err);
+
+/**
+ * The call's first `count` arguments into `argv`; false if it has fewer (a TypeError saying
+ * `usage` thrown) or they cannot be read (an Error thrown).
+ */
+bool call_arguments(napi_env env, napi_callback_info info, size_t count, napi_value *argv, const char *usage);
 
 /** The bytes of the Uint8Array (or Buffer) `value`, or NULL after throwing a TypeError. */
 unsigned char *uint8_array_bytes(napi_env env, napi_value value, size_t *length, const char *usage);

@@ -93,10 +93,8 @@ static int has_instruction(void) {
 }
 
 static napi_value crc32c(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
   napi_value argv[4];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 4) return throw_type_error(env, USAGE);
+  if (!call_arguments(env, info, 4, argv, USAGE)) return NULL;
   size_t size = 0;
   const unsigned char *bytes = uint8_array_bytes(env, argv[0], &size, USAGE);
   if (bytes == NULL) return NULL;

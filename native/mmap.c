@@ -21,17 +21,15 @@
 
 #include "addon.h"
 
+#define MAP_USAGE "map(fd, length): a file descriptor and a length >= 1"
+#define UNMAP_USAGE "unmap(buffer): an ArrayBuffer from map()"
+
 static napi_value map_file(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  double fd_number;
-  double length;
-  if (argc < 2 || napi_get_value_double(env, argv[0], &fd_number) != napi_ok || napi_get_value_double(env, argv[1], &length) != napi_ok ||
-      !(fd_number >= 0) || fd_number > 2147483647.0 || (double)(int)fd_number != fd_number ||
-      !(length >= 1) || length > 9007199254740991.0 || (double)(size_t)length != length) {
-    return throw_type_error(env, "map(fd, length): a file descriptor and a length >= 1");
-  }
+  if (!call_arguments(env, info, 2, argv, MAP_USAGE)) return NULL;
+  double fd_number = whole_number(env, argv[0], 2147483647.0);
+  double length = whole_number(env, argv[1], MAX_SAFE_INTEGER);
+  if (fd_number < 0 || length < 1) return throw_type_error(env, MAP_USAGE);
   int fd = (int)fd_number;
   size_t len = (size_t)length;
   /* Past the file's end a mapping faults (SIGBUS): refuse a length the file does not have. */
@@ -53,12 +51,11 @@ static napi_value map_file(napi_env env, napi_callback_info info) {
 }
 
 static napi_value unmap_file(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (!call_arguments(env, info, 1, argv, UNMAP_USAGE)) return NULL;
   bool is_buffer = false;
-  if (argc < 1 || napi_is_arraybuffer(env, argv[0], &is_buffer) != napi_ok || !is_buffer) {
-    return throw_type_error(env, "unmap(buffer): an ArrayBuffer from map()");
+  if (napi_is_arraybuffer(env, argv[0], &is_buffer) != napi_ok || !is_buffer) {
+    return throw_type_error(env, UNMAP_USAGE);
   }
   void *addr = NULL;
   size_t len = 0;

@@ -22,10 +22,8 @@
 #define USAGE "pread(fd, bytes, at, length, position): a file descriptor, a Uint8Array and a range inside it, a file position"
 
 static napi_value pread_into(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
   napi_value argv[5];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 5) return throw_type_error(env, USAGE);
+  if (!call_arguments(env, info, 5, argv, USAGE)) return NULL;
   size_t size = 0;
   unsigned char *bytes = uint8_array_bytes(env, argv[1], &size, USAGE);
   if (bytes == NULL) return NULL;

@@ -732,21 +732,7 @@ export class Table implements ResidentHolder {
   /** `length` bytes at `position` (the caller checked they lie inside the file size). */
   private readExactly(position: number, length: number): Uint8Array {
     const buf = new Uint8Array(length);
-    if (this.mapped !== undefined) {
-      this.readInto(buf, 0, position, length);
-      return buf;
-    }
-    let done = 0;
-    while (done < length) {
-      const n = this.file.readAt(buf, done, length - done, position + done);
-      if (n <= 0) {
-        throw corruption(`truncated table: read ${done} of ${length} bytes at ${position}`, {
-          file: this.path,
-          offset: position + done,
-        });
-      }
-      done += n;
-    }
+    this.readInto(buf, 0, position, length);
     return buf;
   }
 
