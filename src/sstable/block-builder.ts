@@ -64,7 +64,6 @@ export class BlockBuilder {
   ): void {
     if (this.finished) throw invalidArgument('BlockBuilder.add after finish (call reset first)');
     const keyLen = keyEnd - keyStart;
-    const valueLen = valueEnd - valueStart;
     let shared = 0;
     if (this.counter < this.restartInterval) {
       const last = this.lastKey;
@@ -74,8 +73,47 @@ export class BlockBuilder {
       this.restarts.push(this.pos);
       this.counter = 0;
     }
-    const nonShared = keyLen - shared;
+    this.put(shared, key, keyStart, keyEnd, value, valueStart, valueEnd);
 
+    if (keyLen > this.lastKey.length) {
+      const grown = new Uint8Array(Math.max(keyLen, 2 * this.lastKey.length));
+      grown.set(this.lastKey.subarray(0, shared));
+      this.lastKey = grown;
+    }
+    copyBytes(key, keyStart + shared, keyEnd, this.lastKey, shared);
+    this.lastKeyLen = keyLen;
+  }
+
+  /**
+   * `addSlices` for a caller that keeps the previous key itself (TableBuilder): `shared` is how
+   * many leading bytes `key[keyStart, keyEnd)` has in common with the key added just before it
+   * (to this block or, before a `reset`, to the last one), at most its length. The builder keeps
+   * no copy of the key, so one builder is fed either this way or by `add`/`addSlices`, not both.
+   */
+  addSlicesSharing(
+    shared: number,
+    key: Uint8Array,
+    keyStart: number,
+    keyEnd: number,
+    value: Uint8Array,
+    valueStart: number,
+    valueEnd: number,
+  ): void {
+    if (this.finished) throw invalidArgument('BlockBuilder.add after finish (call reset first)');
+    if (this.entries === 0) {
+      shared = 0;
+    } else if (this.counter >= this.restartInterval) {
+      this.restarts.push(this.pos);
+      this.counter = 0;
+      shared = 0;
+    }
+    this.put(shared, key, keyStart, keyEnd, value, valueStart, valueEnd);
+  }
+
+  /** Encodes an entry whose key shares `shared` bytes with the previous one; counts it. */
+  private put(shared: number, key: Uint8Array, keyStart: number, keyEnd: number, value: Uint8Array, valueStart: number, valueEnd: number): void {
+    const nonShared = keyEnd - keyStart - shared;
+    const valueLen = valueEnd - valueStart;
     this.ensureCapacity(3 * MAX_VARINT32_LENGTH + nonShared + valueLen);
     const buf = this.buf;
     let p = this.pos;
@@ -93,14 +131,6 @@ export class BlockBuilder {
     p += nonShared;
     copyBytes(value, valueStart, valueEnd, buf, p);
     this.pos = p + valueLen;
-
-    if (keyLen > this.lastKey.length) {
-      const grown = new Uint8Array(Math.max(keyLen, 2 * this.lastKey.length));
-      grown.set(this.lastKey.subarray(0, shared));
-      this.lastKey = grown;
-    }
-    copyBytes(key, keyStart + shared, keyEnd, this.lastKey, shared);
-    this.lastKeyLen = keyLen;
     this.counter++;
     this.entries++;
   }

@@ -37,7 +37,9 @@
 import { invalidArgument } from '../errors.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { keyHash } from '../filter/ribbon-format.js';
+import { copyBytes } from '../format/bytes.js';
 import { getFixed32 } from '../format/coding.js';
+import { bytewiseComparator } from '../format/comparator.js';
 import { bytewiseInternalComparator, type InternalKeyComparator } from '../format/internal-key-comparator.js';
 import { compareTrailers, INTERNAL_KEY_TRAILER_SIZE, ValueType } from '../format/internal-key.js';
 import type { WritableFile } from '../fs/file-system.js';
@@ -90,6 +92,8 @@ const OUTPUT_BUFFER = 256 * 1024;
 export class TableBuilder {
   private readonly file: WritableFile;
   private readonly comparator: InternalKeyComparator;
+  /** The user keys' order is bytewise: addSlices compares by the shared prefix it measures. */
+  private readonly bytewise: boolean;
   private readonly blockSize: number;
   private readonly compression: CompressionType;
   private readonly filterPolicy: FilterPolicy | undefined;
@@ -146,6 +150,7 @@ export class TableBuilder {
     }
     this.file = file;
     this.comparator = options.comparator ?? bytewiseInternalComparator;
+    this.bytewise = this.comparator.user === bytewiseComparator;
     this.blockSize = blockSize;
     this.compression = compression;
     this.filterPolicy = options.filterPolicy;
@@ -217,23 +222,32 @@ export class TableBuilder {
       throw invalidArgument(`TableBuilder.add: bad value type ${type} in internal key`);
     }
     const cmp = this.comparator;
+    const last = this.lastKey;
+    const lastLen = this.lastKeyLen;
+    // The prefix this key shares with the last one (none before the first): the data block's
+    // prefix compression, and with bytewise order the comparison itself.
+    const max = keyLen < lastLen ? keyLen : lastLen;
+    let shared = 0;
+    while (shared < max && last[shared] === key[keyStart + shared]) shared++;
     let newUserKey = true;
     if (this.entries > 0) {
       // Internal-key order is the user keys' order, then the trailers' (descending): one user-key
-      // comparison both checks the order and tells a new user key.
-      const lastUserEnd = this.lastKeyLen - INTERNAL_KEY_TRAILER_SIZE;
-      const c = cmp.user.compare(key, keyStart, userEnd, this.lastKey, 0, lastUserEnd);
-      if (c < 0 || (c === 0 && compareTrailers(key, userEnd, keyEnd, this.lastKey, lastUserEnd, this.lastKeyLen) <= 0)) {
+      // comparison both checks the order and tells a new user key. Bytewise, it is the first
+      // byte that differs, or if one user key is a prefix of the other, the lengths.
+      const lastUserEnd = lastLen - INTERNAL_KEY_TRAILER_SIZE;
+      const userLen = keyLen - INTERNAL_KEY_TRAILER_SIZE;
+      let c: number;
+      if (!this.bytewise) c = cmp.user.compare(key, keyStart, userEnd, last, 0, lastUserEnd);
+      else if (shared < userLen && shared < lastUserEnd) c = key[keyStart + shared]! - last[shared]!;
+      else c = userLen - lastUserEnd;
+      if (c < 0 || (c === 0 && compareTrailers(key, userEnd, keyEnd, last, lastUserEnd, lastLen) <= 0)) {
         throw invalidArgument('TableBuilder.add: keys must be added in strictly increasing order');
       }
       newUserKey = c !== 0;
     }
     try {
       if (this.pendingIndexEntry) {
-        const separator = cmp.findShortestSeparator(
-          this.lastKey.subarray(0, this.lastKeyLen),
-          key.subarray(keyStart, keyEnd),
-        );
+        const separator = cmp.findShortestSeparator(last.subarray(0, lastLen), key.subarray(keyStart, keyEnd));
         this.addIndexEntry(separator);
       }
       if (newUserKey) {
@@ -246,7 +260,7 @@ export class TableBuilder {
       }
       this.blockFilter?.addKey(key, keyStart, userEnd);
 
-      this.rememberKey(key, keyStart, keyEnd);
+      this.rememberKey(shared, key, keyStart, keyEnd);
       const lo = getFixed32(key, userEnd);
       const hi = getFixed32(key, userEnd + 4);
       const seq = Math.min(hi * TWO_POW_24 + (lo >>> 8), Number.MAX_SAFE_INTEGER);
@@ -257,7 +271,7 @@ export class TableBuilder {
       this.rawKeySize += keyLen;
       this.rawValueSize += valueEnd - valueStart;
 
-      this.dataBlock.addSlices(key, keyStart, keyEnd, value, valueStart, valueEnd);
+      this.dataBlock.addSlicesSharing(shared, key, keyStart, keyEnd, value, valueStart, valueEnd);
       if (this.dataBlock.currentSizeEstimate() >= this.blockSize) this.flush();
     } catch (err) {
       throw this.fail(err);
@@ -401,16 +415,16 @@ export class TableBuilder {
     this.file.append(this.output, 0, n);
   }
 
-  private rememberKey(key: Uint8Array, start: number, end: number): void {
+  /** Makes `key[start, end)` the last key; its first `shared` bytes are the last key's already. */
+  private rememberKey(shared: number, key: Uint8Array, start: number, end: number): void {
     const n = end - start;
     if (this.firstKey === undefined) this.firstKey = key.slice(start, end);
-    if (n > this.lastKey.length) this.lastKey = new Uint8Array(Math.max(n, 2 * this.lastKey.length));
-    const dst = this.lastKey;
-    if (n <= 32) {
-      for (let i = 0; i < n; i++) dst[i] = key[start + i]!;
-    } else {
-      dst.set(key.subarray(start, end));
+    if (n > this.lastKey.length) {
+      const grown = new Uint8Array(Math.max(n, 2 * this.lastKey.length));
+      grown.set(this.lastKey.subarray(0, shared));
+      this.lastKey = grown;
     }
+    copyBytes(key, start + shared, end, this.lastKey, shared);
     this.lastKeyLen = n;
   }
 

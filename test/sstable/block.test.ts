@@ -129,6 +129,31 @@ describe('BlockBuilder layout', () => {
     checkAgainstModel(entries, first, bytewiseComparator, []);
   });
 
+  it('addSlicesSharing, told the prefix each key shares with the one before, lays out what addSlices does, across resets', () => {
+    const keys = fc.array(fc.uint8Array({ maxLength: 10 }).map((k) => k.map((b) => b % 3)), { maxLength: 60 });
+    fc.assert(
+      fc.property(keys, fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 20 }), (raw, interval, perBlock) => {
+        const sorted = [...new Map(raw.map((k) => [k.join(','), k])).values()].sort((a, b) => compareWhole(a, b));
+        const plain = new BlockBuilder(interval, 64);
+        const sharing = new BlockBuilder(interval, 64);
+        let previous = new Uint8Array(0);
+        for (let i = 0; i < sorted.length; i += perBlock) {
+          for (const key of sorted.slice(i, i + perBlock)) {
+            let shared = 0;
+            while (shared < key.length && shared < previous.length && key[shared] === previous[shared]) shared++;
+            plain.add(key, key);
+            sharing.addSlicesSharing(shared, key, 0, key.length, key, 0, key.length);
+            previous = key;
+          }
+          expect(sharing.finish()).toEqual(plain.finish());
+          plain.reset();
+          sharing.reset();
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('refuses a bad restart interval and add after finish', () => {
     expect(() => new BlockBuilder(0)).toThrow(/INVALID_ARGUMENT/);
     expect(() => new BlockBuilder(1.5)).toThrow(/INVALID_ARGUMENT/);

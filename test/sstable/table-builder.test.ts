@@ -3,12 +3,14 @@
  * scopes and their metaindex names, empty tables, I/O failures, and what the reader makes of
  * filters it cannot use.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isSieveError } from '../../src/errors.js';
 import { BloomFilterPolicy } from '../../src/filter/bloom.js';
 import { KeyProbes } from '../../src/filter/key-probes.js';
-import { bytewiseInternalComparator } from '../../src/format/internal-key-comparator.js';
-import { encodeInternalKey, MAX_SEQUENCE, ValueType } from '../../src/format/internal-key.js';
+import { bytewiseComparator, type Comparator } from '../../src/format/comparator.js';
+import { bytewiseInternalComparator, InternalKeyComparator } from '../../src/format/internal-key-comparator.js';
+import { compareInternalKeys, encodeInternalKey, MAX_SEQUENCE, ValueType } from '../../src/format/internal-key.js';
 import { FaultyFileSystem } from '../../src/fs/faulty-fs.js';
 import { Block } from '../../src/sstable/block.js';
 import { decodeBlockContents } from '../../src/sstable/block-trailer.js';
@@ -78,6 +80,54 @@ describe('TableBuilder', () => {
     expect(b.fileSize).toBe(fs.size('/db/t.ldb'));
     expect(b.smallestKey).toEqual(encodeInternalKey(enc.encode('b'), 5, ValueType.VALUE));
     expect(b.largestKey).toEqual(encodeInternalKey(enc.encode('b'), 4, ValueType.DELETION));
+  });
+
+  it('takes and refuses keys by internal-key order alike, bytewise or through a comparator object: the same file', () => {
+    // The default comparator is compared through the prefix each key shares with the last one;
+    // a bytewise comparator of another identity goes through its compare(). Keys from a small
+    // alphabet, so user keys are often equal or prefixes of one another, and trailers collide;
+    // bytes 0x00 and 0x01 sort below a trailer's first byte, and sequences up to 2^53 - 1 make
+    // the trailer's last byte differ between keys.
+    const asObject: Comparator = {
+      name: bytewiseComparator.name,
+      compare: (a, as, ae, b, bs, be) => bytewiseComparator.compare(a, as, ae, b, bs, be),
+      findShortestSeparator: (a, b) => bytewiseComparator.findShortestSeparator(a, b),
+      findShortSuccessor: (k) => bytewiseComparator.findShortSuccessor(k),
+    };
+    const keyArb = fc.record({
+      user: fc.array(fc.constantFrom(0x00, 0x01, 0x61, 0x62, 0xff), { maxLength: 6 }).map((u) => Uint8Array.from(u)),
+      seq: fc.constantFrom(0, 1, 2, 3, 2 ** 48, 2 ** 48 + 1, 2 ** 50 + 3, 2 ** 53 - 1),
+      type: fc.constantFrom(ValueType.VALUE, ValueType.DELETION),
+    });
+    fc.assert(
+      fc.property(fc.array(keyArb, { maxLength: 120 }), fc.integer({ min: 1, max: 4 }), (keys, restartInterval) => {
+        const fs = newMemFs();
+        const options = { blockSize: 64, blockRestartInterval: restartInterval, filterPolicy: bloom, filterScope: 'both' as const };
+        const fast = new TableBuilder(fs.createWritable('/db/a.ldb'), options);
+        const generic = new TableBuilder(fs.createWritable('/db/b.ldb'), { ...options, comparator: new InternalKeyComparator(asObject) });
+        let last: Uint8Array | undefined;
+        for (const k of keys) {
+          const key = encodeInternalKey(k.user, k.seq, k.type);
+          const value = k.user.subarray(0, 2);
+          const expected = last === undefined || compareInternalKeys(key, 0, key.length, last, 0, last.length) > 0;
+          const outcomes = [fast, generic].map((b) => {
+            try {
+              b.add(key, value);
+              return 'taken';
+            } catch (err) {
+              expect(isSieveError(err, 'INVALID_ARGUMENT')).toBe(true);
+              return 'refused';
+            }
+          });
+          expect(outcomes).toEqual(expected ? ['taken', 'taken'] : ['refused', 'refused']);
+          if (expected) last = key;
+        }
+        fast.finish();
+        generic.finish();
+        expect(fs.readFile('/db/a.ldb')).toEqual(fs.readFile('/db/b.ldb'));
+      }),
+      { seed: testSeed(), numRuns: 200 },
+    );
   });
 
   it('abandon stops it; bad options are INVALID_ARGUMENT', () => {
