@@ -63,6 +63,8 @@ int export_function(napi_env env, napi_value exports, const char *name, napi_cal
 }
 
 NAPI_MODULE_INIT() {
-  if (!register_mmap(env, exports) || !register_pread(env, exports) || !register_crc32c(env, exports)) return NULL;
+  if (!register_mmap(env, exports) || !register_pread(env, exports) || !register_crc32c(env, exports) ||
+      !register_lz4(env, exports))
+    return NULL;
   return exports;
 }

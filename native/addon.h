@@ -5,6 +5,7 @@
  *   mmap.c     map(fd, length), unmap(buffer)   table files mapped for reads (mmapReads)
  *   pread.c    pread(fd, bytes, at, length, position)   NodeFileSystem's readAt
  *   crc32c.c   crc32c(bytes, start, end, init)          CRC-32C with the CPU's instruction
+ *   lz4.c      lz4Compress(src, start, end, dst, at)    LZ4 blocks for the table builder
  *
  * Errors throw: a TypeError (code ERR_INVALID_ARG_TYPE) or RangeError (ERR_OUT_OF_RANGE) for a
  * bad argument, a caller's bug; an Error whose `code` is the errno's name ("EIO", libuv's
@@ -52,5 +53,6 @@ int export_function(napi_env env, napi_value exports, const char *name, napi_cal
 int register_mmap(napi_env env, napi_value exports);
 int register_pread(napi_env env, napi_value exports);
 int register_crc32c(napi_env env, napi_value exports);
+int register_lz4(napi_env env, napi_value exports);
 
 #endif

@@ -7,6 +7,9 @@
  * - `pread`: NodeFileSystem's readAt, without node:fs's argument checks around the system call.
  * - `crc32c`: CRC-32C with the CPU's instruction (src/format/crc32c.ts); x86-64 with SSE 4.2
  *   only, absent elsewhere.
+ * - `lz4Compress`: the table builder's LZ4 blocks (src/sstable/compression.ts), the algorithm of
+ *   the WebAssembly compressor it replaces (the same bytes) without the copies in and out of
+ *   the module's memory.
  *
  * Loaded once per thread. Null where the addon was not built (no compiler at install, another
  * platform), failed to load, or the environment sets SIEVEKV_NO_NATIVE=1: then every caller
@@ -31,6 +34,11 @@ export interface NativeAddon {
   pread(fd: number, bytes: Uint8Array, at: number, length: number, position: number): number;
   /** CRC-32C of `bytes[start, end)` extending `init`, unsigned; absent but on x86-64 with SSE 4.2. */
   crc32c?: (bytes: Uint8Array, start: number, end: number, init: number) => number;
+  /**
+   * Compresses `src[start, end)` (at most 65,536 bytes) as a raw LZ4 block into `dst` from `at`;
+   * returns its length. `dst` must hold LZ4's bound for the input from `at` (n + n/255 + 16).
+   */
+  lz4Compress(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): number;
 }
 
 const ADDON = 'build/Release/sievekv_native.node';

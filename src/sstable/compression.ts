@@ -9,8 +9,9 @@
  *   4 lz4     RocksDB's kLZ4Compression with format_version >= 2: varint32 uncompressed length,
  *             then one raw LZ4 block (no frame). RocksDB reads it in a table whose footer says
  *             format_version 2, as LZ4 tables' footers do (footer.ts); LevelDB cannot.
- *             Compressed by our WebAssembly compressor (lz4-wasm-encoder.ts) for blocks of up to
- *             64 KiB, else by lz4-napi, whose compressSync speaks a raw LZ4 block behind a 4-byte
+ *             Compressed for blocks of up to 64 KiB by the native addon's compressor (native/lz4.c)
+ *             or, without the addon, by our WebAssembly one (lz4-wasm-encoder.ts), the same
+ *             algorithm and bytes; larger blocks by lz4-napi, whose compressSync speaks a raw LZ4 block behind a 4-byte
  *             little-endian length: the varint replaces that prefix in place (no copy for blocks
  *             under 256 MiB). Decoded by our WebAssembly decoder (lz4-wasm.ts) into bytes from the
  *             byte arena (format/byte-arena.ts), or the caller's (a point lookup reads its
@@ -31,7 +32,8 @@ import { corruption, notSupported } from '../errors.js';
 import { allocateBytes } from '../format/byte-arena.js';
 import { getFixed32, putFixed32 } from '../format/coding.js';
 import { putVarint32, varint32Length } from '../format/varint.js';
-import { lz4Compress } from './lz4-wasm-encoder.js';
+import { nativeAddon } from '../native.js';
+import { lz4Compress, MAX_HEADER_LENGTH, MAX_INPUT, maxCompressedLength } from './lz4-wasm-encoder.js';
 import { LOOKUP_OUTPUT_START, type Lz4WasmDecoder, lz4WasmDecoder, SLACK, WASM_MAX_BYTES } from './lz4-wasm.js';
 
 /** A native addon loaded at its first use; NOT_SUPPORTED if it cannot be (its binary missing for this platform). */
@@ -140,10 +142,24 @@ function plain(b: Buffer): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.length);
 }
 
+/** Where the addon compresses LZ4 blocks: MAX_HEADER_LENGTH bytes of room for the framing, then the block. */
+let nativeLz4Output: Uint8Array | undefined;
+
+/**
+ * `lz4Compress` (lz4-wasm-encoder.ts) by the addon: `raw` as a raw LZ4 block behind
+ * `headerLength` bytes, a view valid until this thread's next call; undefined over MAX_INPUT.
+ */
+function lz4CompressNative(addon: NonNullable<typeof nativeAddon>, raw: Uint8Array, headerLength: number): Uint8Array | undefined {
+  if (raw.length > MAX_INPUT) return undefined;
+  const out = (nativeLz4Output ??= new Uint8Array(MAX_HEADER_LENGTH + maxCompressedLength(MAX_INPUT)));
+  const n = addon.lz4Compress(raw, 0, raw.length, out, MAX_HEADER_LENGTH);
+  return out.subarray(MAX_HEADER_LENGTH - headerLength, MAX_HEADER_LENGTH + n);
+}
+
 /**
  * `raw` compressed with `type`. For NONE it returns `raw` itself. LZ4 blocks of up to
- * MAX_INPUT bytes come from the WebAssembly compressor, as a view of its memory valid until this
- * thread's next `compressBlock`: copy it before then (the table builder writes it out at once).
+ * MAX_INPUT bytes come from the addon's or the WebAssembly compressor, as a view of its output
+ * valid until this thread's next `compressBlock`: copy it before then (the table builder writes it out at once).
  * Otherwise an owned array (or a view of one). The table builder decides whether the result is
  * worth keeping.
  */
@@ -156,7 +172,7 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
     case CompressionType.LZ4: {
       const size = raw.length;
       const headerLen = varint32Length(size);
-      const framed = lz4Compress(raw, headerLen);
+      const framed = nativeAddon !== null ? lz4CompressNative(nativeAddon, raw, headerLen) : lz4Compress(raw, headerLen);
       if (framed !== undefined) {
         putVarint32(framed, 0, size);
         return framed;

@@ -3,8 +3,10 @@
  * table-mmap.test.ts): its CRC-32C gives what the JavaScript loop and @node-rs/crc32 give, over
  * the stripe lengths where its three streams join; its pread reads exactly, stops at the end of
  * a file, refuses a range outside the array before reading, and fails as node:fs fails (an Error
- * with the errno's code, IO_ERROR through NodeFileSystem); and with SIEVEKV_NO_NATIVE=1 nothing
- * loads and a database reads and writes through the JavaScript paths alike.
+ * with the errno's code, IO_ERROR through NodeFileSystem); its LZ4 compressor writes the bytes
+ * the WebAssembly one writes, which lz4-napi decodes back, and checks its ranges before writing;
+ * and with SIEVEKV_NO_NATIVE=1 nothing loads and a database reads and writes through the
+ * JavaScript paths alike.
  */
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,11 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32c as nodeRsCrc32c } from '@node-rs/crc32';
 import fc from 'fast-check';
+import { uncompressSync } from 'lz4-napi';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ErrorCode, SieveError } from '../../src/errors.js';
 import { crc32cExtendByte } from '../../src/format/crc32c.js';
 import { NodeFileSystem } from '../../src/fs/node-fs.js';
 import { nativeAddon } from '../../src/native.js';
+import { compressBlock, CompressionType } from '../../src/sstable/compression.js';
+import { lz4Compress as wasmLz4Compress, maxCompressedLength } from '../../src/sstable/lz4-wasm-encoder.js';
 
 const temp = mkdtempSync(join(tmpdir(), 'sievekv-native-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -173,6 +178,75 @@ describe('the addon’s pread', () => {
     } finally {
       closeSync(other);
     }
+  });
+});
+
+describe('the addon’s lz4Compress', () => {
+  const compress = (src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): number =>
+    nativeAddon!.lz4Compress(src, start, end, dst, at);
+
+  /** Inputs of the kinds a block holds: random bytes, runs, a few symbols, text-like repeats with noise. */
+  const inputs = fc.tuple(
+    fc.oneof(fc.nat(300), fc.constantFrom(0, 1, 12, 13, 17, 4096, 65535, 65536), fc.integer({ min: 300, max: 65536 })),
+    fc.constantFrom('random', 'run', 'few', 'repeats'),
+    fc.integer(),
+    fc.nat(9),
+  ).map(([length, kind, seed, before]) => {
+    const bytes = new Uint8Array(before + length + 7);
+    let x = seed | 1;
+    const next = (): number => (x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6a09e667) >>> 24;
+    const phrase = Uint8Array.from({ length: 23 }, next);
+    for (let i = 0; i < bytes.length; i++) {
+      bytes[i] = kind === 'random' ? next() : kind === 'run' ? 7 : kind === 'few' ? next() & 3 : next() < 40 ? next() : phrase[i % 23]!;
+    }
+    return { bytes, start: before, end: before + length };
+  });
+
+  it('writes the bytes the WebAssembly compressor writes, which lz4-napi decodes to the input', () => {
+    fc.assert(
+      fc.property(inputs, fc.nat(16), ({ bytes, start, end }, at) => {
+        const raw = bytes.subarray(start, end);
+        const dst = new Uint8Array(at + maxCompressedLength(raw.length)).fill(0xee);
+        const n = compress(bytes, start, end, dst, at);
+        expect(n).toBeLessThanOrEqual(maxCompressedLength(raw.length));
+        expect(dst.subarray(0, at).every((b) => b === 0xee)).toBe(true); // nothing before `at`
+        const block = dst.subarray(at, at + n);
+        expect(block).toEqual(wasmLz4Compress(raw, 0));
+        // lz4-napi reads a raw block behind its 4-byte little-endian length.
+        const framed = Buffer.alloc(4 + n);
+        framed.writeUInt32LE(raw.length, 0);
+        framed.set(block, 4);
+        expect(new Uint8Array(uncompressSync(framed))).toEqual(raw);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is what compressBlock uses for LZ4 blocks: their framing, then its block', () => {
+    const raw = new TextEncoder().encode('sievekv '.repeat(600));
+    const dst = new Uint8Array(maxCompressedLength(raw.length));
+    const n = compress(raw, 0, raw.length, dst, 0);
+    const framed = compressBlock(CompressionType.LZ4, raw);
+    expect(framed.subarray(2)).toEqual(dst.subarray(0, n)); // 4,800 takes a 2-byte varint
+  });
+
+  it('refuses a range outside the source, over 64 KiB, or too little room, before writing', () => {
+    const src = new Uint8Array(70_000);
+    const dst = new Uint8Array(100).fill(0xee);
+    const outOfRange = expect.objectContaining({ name: 'RangeError', code: 'ERR_OUT_OF_RANGE' });
+    const badType = expect.objectContaining({ name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+    expect(() => compress(src, 0, 65_537, new Uint8Array(70_000), 0)).toThrow(outOfRange);
+    expect(() => compress(src, 10, 9, dst, 0)).toThrow(outOfRange);
+    expect(() => compress(src, 69_990, 70_001, dst, 0)).toThrow(outOfRange);
+    // 84 bytes need 84 + 0 + 16 = 100: fits at 0, not at 1.
+    expect(() => compress(src, 0, 84, dst, 1)).toThrow(outOfRange);
+    expect(() => compress(src, 0, 84, dst, 101)).toThrow(outOfRange);
+    expect(dst.every((b) => b === 0xee)).toBe(true);
+    expect(compress(src, 0, 84, dst, 0)).toBeGreaterThan(0);
+    for (const [start, end, at] of [[-1, 5, 0], [0.5, 5, 0], [0, 5, NaN]]) {
+      expect(() => compress(src, start!, end!, dst, at!)).toThrow(badType);
+    }
+    expect(() => compress(new Uint16Array(4) as unknown as Uint8Array, 0, 2, dst, 0)).toThrow(badType);
   });
 });
 
