@@ -1,7 +1,8 @@
 /**
  * bench/lz4-encode: LZ4 data blocks compressed by lz4-napi's compressSync (a new Buffer per block,
- * from the allocator bundled in its addon) and by sievekv's compressBlock (the WebAssembly
- * compressor, src/sstable/lz4-wasm-encoder.ts, into its own memory), alternated in rounds.
+ * from the allocator bundled in its addon) and by sievekv's compressBlock (native/lz4.c into a
+ * reused buffer where sievekv's addon is built, else the WebAssembly compressor,
+ * src/sstable/lz4-wasm-encoder.ts, into its own memory), alternated in rounds.
  *
  *   npm run build && node dist/bench/lz4-encode.js
  *
@@ -30,7 +31,7 @@ for (let round = 1; round <= 5; round++) {
   start = performance.now();
   for (let p = 0; p < PASSES; p++) for (const r of raws) oursBytes += compressBlock(CompressionType.LZ4, r).length;
   const ours = ((performance.now() - start) * 1000) / (BLOCKS * PASSES);
-  console.log(`round ${round}: lz4-napi ${napi.toFixed(2)} µs per block, compressBlock (WebAssembly) ${ours.toFixed(2)} µs`);
+  console.log(`round ${round}: lz4-napi ${napi.toFixed(2)} µs per block, compressBlock ${ours.toFixed(2)} µs`);
 }
 const per = (bytes: number): string => (bytes / (5 * PASSES * BLOCKS)).toFixed(0);
 const rss = /VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];

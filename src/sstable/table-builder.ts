@@ -26,8 +26,8 @@
  *
  * Allocation: per entry none (keys and values are copied into reused block buffers; the last key
  * lives in one growing buffer). Per data block: one separator key, and a view of the compressed
- * block (LZ4 blocks up to 64 KiB are compressed into the WebAssembly module's memory; snappy's,
- * and larger LZ4 ones, are fresh native buffers).
+ * block (LZ4 blocks up to 64 KiB are compressed into one reused buffer, the addon's or the
+ * WebAssembly module's memory; snappy's, and larger LZ4 ones, are fresh native buffers).
  * The filter builders keep the keys flat until they make their filter.
  *
  * Writes: blocks and their trailers are gathered in one OUTPUT_BUFFER-sized buffer and appended
