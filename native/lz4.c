@@ -7,7 +7,8 @@
  *
  * Compresses `src[start, end)` (at most 65,536 bytes) as a raw LZ4 block into `dst` from `at`
  * and returns the block's length. `dst[at, dst.length)` must hold LZ4's bound for the input,
- * n + n / 255 + 16 bytes (else a RangeError, before anything is written).
+ * n + n / 255 + 16 bytes, and not overlap the input (else a RangeError, before anything is
+ * written).
  *
  * The algorithm is LZ4's fast one (lz4.c's LZ4_compress_generic for inputs under 64 KiB,
  * acceleration 1), as lz4-wasm-encoder.ts lays it out: hash the 4 bytes at each position
@@ -22,17 +23,17 @@
 
 #include "addon.h"
 
-#define USAGE "lz4Compress(src, start, end, dst, at): a Uint8Array and a range of at most 65536 bytes inside it, a Uint8Array with room for the block from `at`"
+#define USAGE "lz4Compress(src, start, end, dst, at): a Uint8Array and a range of at most 65536 bytes inside it, a Uint8Array with room for the block from `at`, apart from the range"
 
 #define MAX_INPUT 65536
 #define HASH_PRIME 2654435761u
 #define MF_LIMIT 12
 #define LAST_LITERALS 5
 
+/* The 4 bytes at `p` as a little-endian number, whatever the host's order (the forward loop counts
+ * matching bytes from the low end); compilers make it one load on little-endian hosts. */
 static inline uint32_t load32(const unsigned char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v; /* little-endian on every platform Node supports */
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 static inline uint32_t slot_of(uint32_t four) {
@@ -147,8 +148,13 @@ static napi_value lz4_compress(napi_env env, napi_callback_info info) {
   if (start < 0 || end < 0 || at < 0) return throw_type_error(env, USAGE);
   if (end < start || end > (double)src_size || end - start > MAX_INPUT) return throw_range_error(env, USAGE);
   uint32_t n = (uint32_t)(end - start);
-  if (at > (double)dst_size || (double)dst_size - at < (double)(n + n / 255 + 16)) return throw_range_error(env, USAGE);
-  size_t written = compress_block(src + (size_t)start, n, dst + (size_t)at);
+  size_t bound = (size_t)n + n / 255 + 16;
+  if (at > (double)dst_size || (double)dst_size - at < (double)bound) return throw_range_error(env, USAGE);
+  const unsigned char *from = src + (size_t)start;
+  unsigned char *into = dst + (size_t)at;
+  /* Views of one ArrayBuffer may overlap: the block would overwrite input it has yet to read. */
+  if (n > 0 && from < into + bound && into < from + n) return throw_range_error(env, USAGE);
+  size_t written = compress_block(from, n, into);
   napi_value result;
   CHECK(napi_create_uint32(env, (uint32_t)written, &result));
   return result;

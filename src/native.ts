@@ -36,9 +36,10 @@ export interface NativeAddon {
   crc32c?: (bytes: Uint8Array, start: number, end: number, init: number) => number;
   /**
    * Compresses `src[start, end)` (at most 65,536 bytes) as a raw LZ4 block into `dst` from `at`;
-   * returns its length. `dst` must hold LZ4's bound for the input from `at` (n + n/255 + 16).
+   * returns its length. `dst` must hold LZ4's bound for the input from `at` (n + n/255 + 16), apart
+   * from the input. Absent from an addon built before it (its callers then take WebAssembly).
    */
-  lz4Compress(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): number;
+  lz4Compress?: (src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number) => number;
 }
 
 const ADDON = 'build/Release/sievekv_native.node';

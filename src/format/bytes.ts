@@ -77,6 +77,30 @@ export function copyBytes(src: Uint8Array, start: number, end: number, dst: Uint
   }
 }
 
+/** How many leading bytes `a[0, aLen)` and `b[bStart, bEnd)` have in common. */
+export function commonPrefixLength(a: Uint8Array, aLen: number, b: Uint8Array, bStart: number, bEnd: number): number {
+  const max = bEnd - bStart < aLen ? bEnd - bStart : aLen;
+  let n = 0;
+  while (n < max && a[n] === b[bStart + n]) n++;
+  return n;
+}
+
+/**
+ * Makes `dst`'s first `end - start` bytes `src[start, end)`, given that its first `shared` bytes
+ * already are: copies the rest, into a larger array (its first `shared` bytes carried over) if
+ * `dst` is too short. Returns the array that holds them (a builder's last key, kept in place).
+ */
+export function replaceAfterPrefix(dst: Uint8Array, shared: number, src: Uint8Array, start: number, end: number): Uint8Array {
+  const n = end - start;
+  let out = dst;
+  if (n > dst.length) {
+    out = new Uint8Array(Math.max(n, 2 * dst.length));
+    out.set(dst.subarray(0, shared));
+  }
+  copyBytes(src, start + shared, end, out, shared);
+  return out;
+}
+
 /**
  * An owned Buffer holding `src[start, end)`. Scans make two per entry, so this skips what
  * `Buffer.from(src.subarray(start, end))` adds for short ranges: the view, and `Buffer.from`'s

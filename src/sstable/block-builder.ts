@@ -9,13 +9,14 @@
  * a "restart point" whose full key is stored and whose offset goes into the restart array, so a
  * reader can binary-search restart points and decode forward from any of them.
  *
- * Legal call order: `add`* → `finish` → (`reset` → `add`* → `finish`)*. Keys must be added in the
- * block's comparator order; the builder does not compare (the table builder checks the order once
- * per entry). Bytes go into one internal buffer that grows by doubling and is reused across
+ * Legal call order: `add`* → `finish` → (`reset` → `add`* → `finish`)*, where `add` is `add` or
+ * `addSlices` throughout a builder's life, or `addSlicesSharing` throughout (its caller keeps the
+ * last key and says how much of it each key shares). Keys must be added in the block's comparator
+ * order; the builder does not compare (the table builder checks the order once per entry). Bytes go into one internal buffer that grows by doubling and is reused across
  * `reset`, so adding allocates nothing in the steady state.
  */
 import { invalidArgument } from '../errors.js';
-import { copyBytes } from '../format/bytes.js';
+import { commonPrefixLength, copyBytes, replaceAfterPrefix } from '../format/bytes.js';
 import { putFixed32 } from '../format/coding.js';
 import { MAX_VARINT32_LENGTH, putVarint32 } from '../format/varint.js';
 
@@ -63,25 +64,16 @@ export class BlockBuilder {
     valueEnd: number,
   ): void {
     if (this.finished) throw invalidArgument('BlockBuilder.add after finish (call reset first)');
-    const keyLen = keyEnd - keyStart;
     let shared = 0;
     if (this.counter < this.restartInterval) {
-      const last = this.lastKey;
-      const max = keyLen < this.lastKeyLen ? keyLen : this.lastKeyLen;
-      while (shared < max && last[shared] === key[keyStart + shared]) shared++;
+      shared = commonPrefixLength(this.lastKey, this.lastKeyLen, key, keyStart, keyEnd);
     } else {
       this.restarts.push(this.pos);
       this.counter = 0;
     }
     this.put(shared, key, keyStart, keyEnd, value, valueStart, valueEnd);
-
-    if (keyLen > this.lastKey.length) {
-      const grown = new Uint8Array(Math.max(keyLen, 2 * this.lastKey.length));
-      grown.set(this.lastKey.subarray(0, shared));
-      this.lastKey = grown;
-    }
-    copyBytes(key, keyStart + shared, keyEnd, this.lastKey, shared);
-    this.lastKeyLen = keyLen;
+    this.lastKey = replaceAfterPrefix(this.lastKey, shared, key, keyStart, keyEnd);
+    this.lastKeyLen = keyEnd - keyStart;
   }
 
   /**
@@ -100,6 +92,9 @@ export class BlockBuilder {
     valueEnd: number,
   ): void {
     if (this.finished) throw invalidArgument('BlockBuilder.add after finish (call reset first)');
+    if (!(shared >= 0 && shared <= keyEnd - keyStart)) {
+      throw invalidArgument(`BlockBuilder.addSlicesSharing: ${shared} shared bytes for a key of ${keyEnd - keyStart}`);
+    }
     if (this.entries === 0) {
       shared = 0;
     } else if (this.counter >= this.restartInterval) {
@@ -111,7 +106,15 @@ export class BlockBuilder {
   }
 
   /** Encodes an entry whose key shares `shared` bytes with the previous one; counts it. */
-  private put(shared: number, key: Uint8Array, keyStart: number, keyEnd: number, value: Uint8Array, valueStart: number, valueEnd: number): void {
+  private put(
+    shared: number,
+    key: Uint8Array,
+    keyStart: number,
+    keyEnd: number,
+    value: Uint8Array,
+    valueStart: number,
+    valueEnd: number,
+  ): void {
     const nonShared = keyEnd - keyStart - shared;
     const valueLen = valueEnd - valueStart;
     this.ensureCapacity(3 * MAX_VARINT32_LENGTH + nonShared + valueLen);

@@ -9,15 +9,15 @@
  *   4 lz4     RocksDB's kLZ4Compression with format_version >= 2: varint32 uncompressed length,
  *             then one raw LZ4 block (no frame). RocksDB reads it in a table whose footer says
  *             format_version 2, as LZ4 tables' footers do (footer.ts); LevelDB cannot.
- *             Compressed for blocks of up to 64 KiB by the native addon's compressor (native/lz4.c)
+ *             Compressed for blocks of up to 64 KiB by the addon's compressor (native/lz4.c)
  *             or, without the addon, by our WebAssembly one (lz4-wasm-encoder.ts), the same
- *             algorithm and bytes; larger blocks by lz4-napi, whose compressSync speaks a raw LZ4 block behind a 4-byte
- *             little-endian length: the varint replaces that prefix in place (no copy for blocks
- *             under 256 MiB). Decoded by our WebAssembly decoder (lz4-wasm.ts) into bytes from the
- *             byte arena (format/byte-arena.ts), or the caller's (a point lookup reads its
- *             block where the decoder wrote it: decompressForLookup); blocks over
- *             WASM_MAX_BYTES, or a Node without WebAssembly, go to lz4-napi's uncompressSync
- *             behind the same 4-byte prefix.
+ *             algorithm and bytes; larger blocks by lz4-napi, whose compressSync speaks a raw
+ *             LZ4 block behind a 4-byte little-endian length: the varint replaces that prefix
+ *             in place (no copy for blocks under 256 MiB). Decoded by our WebAssembly decoder
+ *             (lz4-wasm.ts) into bytes from the byte arena (format/byte-arena.ts), or the
+ *             caller's (a point lookup reads its block where the decoder wrote it:
+ *             decompressForLookup); blocks over WASM_MAX_BYTES, or a Node without WebAssembly,
+ *             go to lz4-napi's uncompressSync behind the same 4-byte prefix.
  *
  * Other LevelDB/RocksDB types (2 zstd in LevelDB / zlib in RocksDB, 3 bzip2, 5 lz4hc, 7 zstd)
  * are NOT_SUPPORTED. Decompression never trusts the stored length: it must be at most
@@ -142,6 +142,8 @@ function plain(b: Buffer): Uint8Array {
   return new Uint8Array(b.buffer, b.byteOffset, b.length);
 }
 
+/** The addon's LZ4 compressor, or undefined where the addon is missing (or predates it). */
+const nativeLz4Compress = nativeAddon?.lz4Compress;
 /** Where the addon compresses LZ4 blocks: MAX_HEADER_LENGTH bytes of room for the framing, then the block. */
 let nativeLz4Output: Uint8Array | undefined;
 
@@ -149,17 +151,18 @@ let nativeLz4Output: Uint8Array | undefined;
  * `lz4Compress` (lz4-wasm-encoder.ts) by the addon: `raw` as a raw LZ4 block behind
  * `headerLength` bytes, a view valid until this thread's next call; undefined over MAX_INPUT.
  */
-function lz4CompressNative(addon: NonNullable<typeof nativeAddon>, raw: Uint8Array, headerLength: number): Uint8Array | undefined {
+function lz4CompressNative(compress: NonNullable<typeof nativeLz4Compress>, raw: Uint8Array, headerLength: number): Uint8Array | undefined {
   if (raw.length > MAX_INPUT) return undefined;
   const out = (nativeLz4Output ??= new Uint8Array(MAX_HEADER_LENGTH + maxCompressedLength(MAX_INPUT)));
-  const n = addon.lz4Compress(raw, 0, raw.length, out, MAX_HEADER_LENGTH);
+  const n = compress(raw, 0, raw.length, out, MAX_HEADER_LENGTH);
   return out.subarray(MAX_HEADER_LENGTH - headerLength, MAX_HEADER_LENGTH + n);
 }
 
 /**
  * `raw` compressed with `type`. For NONE it returns `raw` itself. LZ4 blocks of up to
  * MAX_INPUT bytes come from the addon's or the WebAssembly compressor, as a view of its output
- * valid until this thread's next `compressBlock`: copy it before then (the table builder writes it out at once).
+ * valid until this thread's next `compressBlock`: copy it before then (the table builder writes
+ * it out at once).
  * Otherwise an owned array (or a view of one). The table builder decides whether the result is
  * worth keeping.
  */
@@ -172,7 +175,7 @@ export function compressBlock(type: CompressionType, raw: Uint8Array): Uint8Arra
     case CompressionType.LZ4: {
       const size = raw.length;
       const headerLen = varint32Length(size);
-      const framed = nativeAddon !== null ? lz4CompressNative(nativeAddon, raw, headerLen) : lz4Compress(raw, headerLen);
+      const framed = nativeLz4Compress !== undefined ? lz4CompressNative(nativeLz4Compress, raw, headerLen) : lz4Compress(raw, headerLen);
       if (framed !== undefined) {
         putVarint32(framed, 0, size);
         return framed;

@@ -1,9 +1,10 @@
 /**
  * An LZ4 block compressor in WebAssembly, assembled here from the listing below (the decoder's
- * twin, lz4-wasm.ts). Used for blocks of up to MAX_INPUT bytes (64 KiB): at the default options
- * every block but one holding a value of some 60 KiB or more (a 4 KiB data block, the index
- * block of a 2 MiB table, ~20 KiB); lz4-napi compresses larger ones, and all of them where
- * WebAssembly is missing.
+ * twin, lz4-wasm.ts). Used where the native addon is missing (its native/lz4.c is this listing in
+ * C and writes the same bytes), for blocks of up to MAX_INPUT bytes (64 KiB): at the default
+ * options every block but one holding a value of some 60 KiB or more (a 4 KiB data block, the
+ * index block of a 2 MiB table, ~20 KiB); lz4-napi compresses larger ones, and all of them where
+ * WebAssembly is missing too.
  *
  * Why: lz4-napi's `compressSync` returns a fresh Buffer per block, allocated by the allocator
  * bundled in its addon (mimalloc) and freed only when V8 collects the Buffer. V8 is not told of

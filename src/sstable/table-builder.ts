@@ -37,7 +37,7 @@
 import { invalidArgument } from '../errors.js';
 import type { FilterPolicy } from '../filter/policy.js';
 import { keyHash } from '../filter/ribbon-format.js';
-import { copyBytes } from '../format/bytes.js';
+import { commonPrefixLength, replaceAfterPrefix } from '../format/bytes.js';
 import { getFixed32 } from '../format/coding.js';
 import { bytewiseComparator } from '../format/comparator.js';
 import { bytewiseInternalComparator, type InternalKeyComparator } from '../format/internal-key-comparator.js';
@@ -113,7 +113,7 @@ export class TableBuilder {
   private offset = 0;
   /** File offset where the data blocks end (advanced as each data block is written). */
   private dataEnd = 0;
-  private lastKey = new Uint8Array(64);
+  private lastKey: Uint8Array = new Uint8Array(64);
   private lastKeyLen = 0;
   private firstKey: Uint8Array | undefined;
   /** The handle of the last data block, waiting for the next key to make its index key. */
@@ -226,9 +226,7 @@ export class TableBuilder {
     const lastLen = this.lastKeyLen;
     // The prefix this key shares with the last one (none before the first): the data block's
     // prefix compression, and with bytewise order the comparison itself.
-    const max = keyLen < lastLen ? keyLen : lastLen;
-    let shared = 0;
-    while (shared < max && last[shared] === key[keyStart + shared]) shared++;
+    const shared = commonPrefixLength(last, lastLen, key, keyStart, keyEnd);
     let newUserKey = true;
     if (this.entries > 0) {
       // Internal-key order is the user keys' order, then the trailers' (descending): one user-key
@@ -417,15 +415,9 @@ export class TableBuilder {
 
   /** Makes `key[start, end)` the last key; its first `shared` bytes are the last key's already. */
   private rememberKey(shared: number, key: Uint8Array, start: number, end: number): void {
-    const n = end - start;
     if (this.firstKey === undefined) this.firstKey = key.slice(start, end);
-    if (n > this.lastKey.length) {
-      const grown = new Uint8Array(Math.max(n, 2 * this.lastKey.length));
-      grown.set(this.lastKey.subarray(0, shared));
-      this.lastKey = grown;
-    }
-    copyBytes(key, start + shared, end, this.lastKey, shared);
-    this.lastKeyLen = n;
+    this.lastKey = replaceAfterPrefix(this.lastKey, shared, key, start, end);
+    this.lastKeyLen = end - start;
   }
 
   private checkOpen(op: string): void {

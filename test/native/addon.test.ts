@@ -183,7 +183,24 @@ describe('the addon’s pread', () => {
 
 describe('the addon’s lz4Compress', () => {
   const compress = (src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): number =>
-    nativeAddon!.lz4Compress(src, start, end, dst, at);
+    nativeAddon!.lz4Compress!(src, start, end, dst, at);
+  const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.length).equals(b);
+
+  /** Compresses `src[start, end)` with both compressors and checks the same block, which lz4-napi decodes back. */
+  function checkAgainstWasm(src: Uint8Array, start: number, end: number, at = 0): void {
+    const raw = src.subarray(start, end);
+    const dst = new Uint8Array(at + maxCompressedLength(raw.length)).fill(0xee);
+    const n = compress(src, start, end, dst, at);
+    expect(n).toBeLessThanOrEqual(maxCompressedLength(raw.length));
+    expect(dst.subarray(0, at).every((b) => b === 0xee)).toBe(true); // nothing before `at`
+    const block = dst.subarray(at, at + n);
+    expect(same(block, wasmLz4Compress(raw, 0)!)).toBe(true);
+    // lz4-napi reads a raw block behind its 4-byte little-endian length.
+    const framed = Buffer.alloc(4 + n);
+    framed.writeUInt32LE(raw.length, 0);
+    framed.set(block, 4);
+    expect(same(raw, uncompressSync(framed))).toBe(true);
+  }
 
   /** Inputs of the kinds a block holds: random bytes, runs, a few symbols, text-like repeats with noise. */
   const inputs = fc.tuple(
@@ -204,30 +221,44 @@ describe('the addon’s lz4Compress', () => {
 
   it('writes the bytes the WebAssembly compressor writes, which lz4-napi decodes to the input', () => {
     fc.assert(
-      fc.property(inputs, fc.nat(16), ({ bytes, start, end }, at) => {
-        const raw = bytes.subarray(start, end);
-        const dst = new Uint8Array(at + maxCompressedLength(raw.length)).fill(0xee);
-        const n = compress(bytes, start, end, dst, at);
-        expect(n).toBeLessThanOrEqual(maxCompressedLength(raw.length));
-        expect(dst.subarray(0, at).every((b) => b === 0xee)).toBe(true); // nothing before `at`
-        const block = dst.subarray(at, at + n);
-        expect(block).toEqual(wasmLz4Compress(raw, 0));
-        // lz4-napi reads a raw block behind its 4-byte little-endian length.
-        const framed = Buffer.alloc(4 + n);
-        framed.writeUInt32LE(raw.length, 0);
-        framed.set(block, 4);
-        expect(new Uint8Array(uncompressSync(framed))).toEqual(raw);
-      }),
+      fc.property(inputs, fc.nat(16), ({ bytes, start, end }, at) => checkAgainstWasm(bytes, start, end, at)),
       { numRuns: 300 },
     );
   });
 
-  it('is what compressBlock uses for LZ4 blocks: their framing, then its block', () => {
+  it('writes the same bytes at the lengths where a token’s count takes extra bytes (15 + 255k)', () => {
+    // Runs make one match of the run's length less a byte or so: match lengths 4 + 15 + 255k and
+    // their neighbours. Noise makes literals only: literal counts 15 + 255k.
+    for (let n = 13; n <= 1200; n++) {
+      checkAgainstWasm(new Uint8Array(n).fill(7), 0, n);
+    }
+    const noise = Uint8Array.from({ length: 1100 }, (_, i) => (Math.imul(i + 1, 0x9e3779b1) >>> 24) ^ (i & 0xff));
+    for (const k of [0, 1, 2, 3]) {
+      for (let n = 15 + 255 * k - 3; n <= 15 + 255 * k + 3; n++) checkAgainstWasm(noise, 0, n);
+      // Literals, then a run: the sequence's literal count and match length both near the edges.
+      const mixed = new Uint8Array(15 + 255 * k + 300);
+      mixed.set(noise.subarray(0, 15 + 255 * k));
+      mixed.fill(9, 15 + 255 * k);
+      for (let n = 15 + 255 * k + 13; n <= mixed.length; n += 7) checkAgainstWasm(mixed, 0, n);
+    }
+    // A match found at position 1 whose byte before it matches too: the backward extension runs to
+    // the input's first byte. The search starts at 1 and finds position 0 itself unless it steps
+    // over it: after 64 misses it moves 2 bytes at a time, so long gaps of noise land past it.
+    for (let gap = 60; gap < 200; gap++) {
+      const head = [0x78, ...noise.subarray(0, 12)];
+      const input = Uint8Array.from([...head, ...noise.subarray(100, 100 + gap), ...head, ...noise.subarray(200, 220)]);
+      checkAgainstWasm(input, 0, input.length);
+    }
+  });
+
+  it('is what compressBlock uses for LZ4 blocks: its block behind their framing, not in the WebAssembly module’s memory', () => {
     const raw = new TextEncoder().encode('sievekv '.repeat(600));
     const dst = new Uint8Array(maxCompressedLength(raw.length));
     const n = compress(raw, 0, raw.length, dst, 0);
     const framed = compressBlock(CompressionType.LZ4, raw);
-    expect(framed.subarray(2)).toEqual(dst.subarray(0, n)); // 4,800 takes a 2-byte varint
+    expect(same(framed.subarray(2), dst.subarray(0, n))).toBe(true); // 4,800 takes a 2-byte varint
+    const wasmMemory = wasmLz4Compress(raw, 0)!.buffer;
+    expect(compressBlock(CompressionType.LZ4, raw).buffer).not.toBe(wasmMemory);
   });
 
   it('refuses a range outside the source, over 64 KiB, or too little room, before writing', () => {
@@ -247,6 +278,13 @@ describe('the addon’s lz4Compress', () => {
       expect(() => compress(src, start!, end!, dst, at!)).toThrow(badType);
     }
     expect(() => compress(new Uint16Array(4) as unknown as Uint8Array, 0, 2, dst, 0)).toThrow(badType);
+    // Views of one buffer: the block may not overlap the input it reads.
+    const shared = new Uint8Array(1000).fill(3);
+    expect(() => compress(shared, 0, 100, shared, 50)).toThrow(outOfRange);
+    expect(() => compress(shared, 500, 600, shared, 400)).toThrow(outOfRange); // its bound, 116 bytes, reaches the input
+    expect(shared.every((b) => b === 3)).toBe(true);
+    expect(compress(shared, 500, 600, shared, 0)).toBeGreaterThan(0);
+    expect(compress(shared, 0, 0, shared, 0)).toBe(1); // nothing to read: a token alone
   });
 });
 

@@ -154,6 +154,15 @@ describe('BlockBuilder layout', () => {
     );
   });
 
+  it('addSlicesSharing refuses a shared length outside its key', () => {
+    const b = new BlockBuilder();
+    const key = bytes('abc');
+    for (const shared of [-1, 4]) {
+      expect(() => b.addSlicesSharing(shared, key, 0, 3, key, 0, 3)).toThrow(/INVALID_ARGUMENT/);
+    }
+    expect(b.empty).toBe(true);
+  });
+
   it('refuses a bad restart interval and add after finish', () => {
     expect(() => new BlockBuilder(0)).toThrow(/INVALID_ARGUMENT/);
     expect(() => new BlockBuilder(1.5)).toThrow(/INVALID_ARGUMENT/);

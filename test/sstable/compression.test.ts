@@ -191,8 +191,8 @@ describe('an addon that cannot be loaded', () => {
   const failing = (name: string) => (): never => {
     throw new Error(`Cannot find module ${name}-linux-x64-gnu`);
   };
-  // lz4-napi serves only blocks too large for the WebAssembly codecs: over 64 KiB to compress,
-  // over WASM_MAX_BYTES (1 MiB) to decode.
+  // lz4-napi serves only blocks too large for the addon's and the WebAssembly codecs: over 64 KiB
+  // to compress, over WASM_MAX_BYTES (1 MiB) to decode.
   const cases = [
     {
       name: 'snappy',
