@@ -12,8 +12,9 @@
  * Legal call order: `add`* → `finish` → (`reset` → `add`* → `finish`)*, where `add` is `add` or
  * `addSlices` throughout a builder's life, or `addSlicesSharing` throughout (its caller keeps the
  * last key and says how much of it each key shares). Keys must be added in the block's comparator
- * order; the builder does not compare (the table builder checks the order once per entry). Bytes go into one internal buffer that grows by doubling and is reused across
- * `reset`, so adding allocates nothing in the steady state.
+ * order; the builder does not compare (the table builder checks the order once per entry). Bytes
+ * go into one internal buffer that grows by doubling and is reused across `reset`, so adding
+ * allocates nothing in the steady state.
  */
 import { invalidArgument } from '../errors.js';
 import { commonPrefixLength, copyBytes, replaceAfterPrefix } from '../format/bytes.js';
