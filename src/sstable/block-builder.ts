@@ -55,7 +55,11 @@ export class BlockBuilder {
     this.addSlices(key, 0, key.length, value, 0, value.length);
   }
 
-  /** `add` for `key[keyStart, keyEnd)` and `value[valueStart, valueEnd)`, without views. */
+  /**
+   * `add` for `key[keyStart, keyEnd)` and `value[valueStart, valueEnd)`, without views: the
+   * builder measures the prefix each key shares with its copy of the last one (none at a restart
+   * point), then lays the entry out as addSlicesSharing does.
+   */
   addSlices(
     key: Uint8Array,
     keyStart: number,
@@ -64,15 +68,8 @@ export class BlockBuilder {
     valueStart: number,
     valueEnd: number,
   ): void {
-    if (this.finished) throw invalidArgument('BlockBuilder.add after finish (call reset first)');
-    let shared = 0;
-    if (this.counter < this.restartInterval) {
-      shared = commonPrefixLength(this.lastKey, this.lastKeyLen, key, keyStart, keyEnd);
-    } else {
-      this.restarts.push(this.pos);
-      this.counter = 0;
-    }
-    this.put(shared, key, keyStart, keyEnd, value, valueStart, valueEnd);
+    const shared = this.counter < this.restartInterval ? commonPrefixLength(this.lastKey, this.lastKeyLen, key, keyStart, keyEnd) : 0;
+    this.addSlicesSharing(shared, key, keyStart, keyEnd, value, valueStart, valueEnd);
     this.lastKey = replaceAfterPrefix(this.lastKey, shared, key, keyStart, keyEnd);
     this.lastKeyLen = keyEnd - keyStart;
   }
@@ -93,8 +90,9 @@ export class BlockBuilder {
     valueEnd: number,
   ): void {
     if (this.finished) throw invalidArgument('BlockBuilder.add after finish (call reset first)');
-    if (!(shared >= 0 && shared <= keyEnd - keyStart)) {
-      throw invalidArgument(`BlockBuilder.addSlicesSharing: ${shared} shared bytes for a key of ${keyEnd - keyStart}`);
+    const keyLen = keyEnd - keyStart;
+    if (!(shared >= 0 && shared <= keyLen)) {
+      throw invalidArgument(`BlockBuilder.addSlicesSharing: ${shared} shared bytes for a key of ${keyLen}`);
     }
     if (this.entries === 0) {
       shared = 0;
@@ -103,20 +101,7 @@ export class BlockBuilder {
       this.counter = 0;
       shared = 0;
     }
-    this.put(shared, key, keyStart, keyEnd, value, valueStart, valueEnd);
-  }
-
-  /** Encodes an entry whose key shares `shared` bytes with the previous one; counts it. */
-  private put(
-    shared: number,
-    key: Uint8Array,
-    keyStart: number,
-    keyEnd: number,
-    value: Uint8Array,
-    valueStart: number,
-    valueEnd: number,
-  ): void {
-    const nonShared = keyEnd - keyStart - shared;
+    const nonShared = keyLen - shared;
     const valueLen = valueEnd - valueStart;
     this.ensureCapacity(3 * MAX_VARINT32_LENGTH + nonShared + valueLen);
     const buf = this.buf;
